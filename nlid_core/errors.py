@@ -1,0 +1,40 @@
+"""Exceptions and warnings of nlid_core.
+
+Domain exceptions subclass the builtin they specialise, so callers that
+catch ``ValueError`` or ``RuntimeError`` keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "NlidError",
+    "DataValidationError",
+    "ModelSpecError",
+    "SimulationError",
+    "ConvergenceError",
+    "IdentifiabilityWarning",
+]
+
+
+class NlidError(Exception):
+    """Base class of every error raised on purpose by nlid_core."""
+
+
+class DataValidationError(NlidError, ValueError):
+    """A record or file is unusable; the message names the column and row."""
+
+
+class ModelSpecError(NlidError, ValueError):
+    """A model, term list, parameter set or estimator option is invalid."""
+
+
+class SimulationError(NlidError, RuntimeError):
+    """A simulation could not be run (not raised for divergence, which is a result)."""
+
+
+class ConvergenceError(NlidError, RuntimeError):
+    """An estimator could not produce an estimate at all."""
+
+
+class IdentifiabilityWarning(UserWarning):
+    """The data cannot determine some parameter combination."""
