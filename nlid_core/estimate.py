@@ -1,0 +1,963 @@
+r"""Estimators: equation error, output error, and the two-stage default.
+
+Equation error (inverse model)
+    Measured (or derived) x, ẋ, ẍ go into the model and the predicted force
+    is compared with the measured one, :math:`r = (\Phi\theta - f)/A`, with
+    :math:`A = \max|f|` over all records (force normalisation), optional
+    per-record weights, an optional low-force mask (|f| below a fraction of
+    A carries only noise) and an optional Tikhonov prior
+    :math:`\lambda\|D(\theta-\theta_0)\|^2` (D the column norms, so λ is
+    relative to the data's information). Linear in θ: one bounded linear
+    least-squares solve (:func:`scipy.optimize.lsq_linear`, BVLS) on
+    column-scaled regressors. Biased when x, ẋ, ẍ are noisy (errors in
+    variables): a starting point.
+
+Output error (simulation)
+    The model is simulated from the measured force and compared with the
+    measured outputs, :math:`r_c = w_c (y_c^{sim}(\theta, x_0) - y_c)/s_c`,
+    :math:`s_c` the rms of channel *c* over all records. Solved by
+    :func:`scipy.optimize.least_squares` (trust-region reflective, bounds)
+    with the exact Jacobian from the simulator's forward sensitivities.
+    Several records share θ and each has its own initial state (fixed at the
+    measured values or estimated). Unbiased under output noise.
+
+Two-stage (default)
+    Equation error gives the start of the output-error fit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import least_squares, lsq_linear
+
+from .errors import ConvergenceError, DataValidationError, ModelSpecError
+from .identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, uncertainty_from_jacobian, weak_directions_text
+from .metrics import ChannelMetrics, channel_metrics
+from .models import TermModel
+from .params import ParameterSet
+from .record import Record
+from .simulate import INPUT_HOLDS, OUTPUT_CHANNELS, SimulationResult, auto_substeps, simulate, warm_up
+
+__all__ = [
+    "METHODS",
+    "Prior",
+    "FitOptions",
+    "ParameterEstimate",
+    "RecordFit",
+    "FitResult",
+    "equation_error",
+    "output_error",
+    "identify",
+    "ProgressFn",
+]
+
+FloatArray = NDArray[np.float64]
+ProgressFn = Callable[[str, float, str], None]
+
+METHODS: tuple[str, ...] = ("two-stage", "equation-error", "output-error")
+#: Nonlinear terms dropped for a second attempt when the equation-error start diverges.
+_NONLINEAR = ("m1", "c2", "fc", "k2", "k3", "kg")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prior:
+    """Tikhonov prior ``λ‖D(θ − θ0)‖²`` on some parameters.
+
+    Attributes
+    ----------
+    values : mapping
+        θ0 per parameter name (parameters not named are not regularised).
+    lam : float
+        Weight relative to the data (1 ≈ as informative as the whole record).
+    """
+
+    values: Mapping[str, float]
+    lam: float
+
+    def __post_init__(self) -> None:
+        if not (self.lam >= 0 and math.isfinite(self.lam)):
+            raise ModelSpecError(f"prior `lam` must be >= 0 and finite, got {self.lam}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitOptions:
+    """Estimator settings (validated on construction).
+
+    Attributes
+    ----------
+    method : {"two-stage", "equation-error", "output-error"}
+    outputs : tuple of {"x", "v", "a"}
+        Output-error channels; each must be measured (not derived) in every record.
+    channel_weights : mapping
+        Extra weight per output channel (default 1 after normalisation).
+    estimate_x0 : bool
+        Estimate each record's initial displacement and velocity; otherwise
+        they are fixed at the first measured (or derived) values.
+    input_hold : {"cubic", "foh", "zoh"}
+    substeps : int or None
+        RK4 steps per sample; None chooses from the model's fastest rate.
+    sample_step : int
+        Use every k-th sample in the residual (1 = all).
+    force_threshold : float
+        Equation error only: drop samples with |f| < force_threshold · max|f|.
+    record_weights : tuple of float or None
+        Equation error: weight per record.
+    prior : Prior or None
+        Tikhonov regularisation (both residual types).
+    differentiator : str
+        How missing v, a are derived for equation error (see ``signals``).
+    max_nfev : int
+        Output-error function evaluations.
+    tol : float
+        ``ftol = xtol = gtol`` of the output-error solver.
+    confidence : float
+        Interval level.
+    """
+
+    method: str = "two-stage"
+    outputs: tuple[str, ...] = ("x",)
+    channel_weights: Mapping[str, float] = field(default_factory=dict)
+    estimate_x0: bool = True
+    input_hold: str = "cubic"
+    substeps: int | None = None
+    sample_step: int = 1
+    force_threshold: float = 0.0
+    record_weights: tuple[float, ...] | None = None
+    prior: Prior | None = None
+    differentiator: str = "savgol"
+    max_nfev: int = 200
+    tol: float = 1e-10
+    confidence: float = 0.95
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ModelSpecError(f"unknown `method` {self.method!r}; choose from {', '.join(METHODS)}")
+        outs = tuple(self.outputs)
+        object.__setattr__(self, "outputs", outs)
+        if not outs or any(o not in OUTPUT_CHANNELS for o in outs) or len(set(outs)) != len(outs):
+            raise ModelSpecError(f"`outputs` must be distinct channels from {OUTPUT_CHANNELS}, got {outs}")
+        bad = [c for c in self.channel_weights if c not in OUTPUT_CHANNELS]
+        if bad or any(not (w > 0 and math.isfinite(w)) for w in self.channel_weights.values()):
+            raise ModelSpecError(f"`channel_weights` must map {OUTPUT_CHANNELS} to positive numbers, got {dict(self.channel_weights)}")
+        if self.input_hold not in INPUT_HOLDS:
+            raise ModelSpecError(f"unknown `input_hold` {self.input_hold!r}; choose from {', '.join(INPUT_HOLDS)}")
+        if self.substeps is not None and int(self.substeps) < 1:
+            raise ModelSpecError(f"`substeps` must be >= 1, got {self.substeps}")
+        if int(self.sample_step) < 1:
+            raise ModelSpecError(f"`sample_step` must be >= 1, got {self.sample_step}")
+        if not 0 <= self.force_threshold < 1:
+            raise ModelSpecError(f"`force_threshold` is a fraction of max|f| in [0, 1), got {self.force_threshold}")
+        if self.max_nfev < 1:
+            raise ModelSpecError(f"`max_nfev` must be >= 1, got {self.max_nfev}")
+        if not 0 < self.tol < 1:
+            raise ModelSpecError(f"`tol` must be in (0, 1), got {self.tol}")
+        if not 0 < self.confidence < 1:
+            raise ModelSpecError(f"`confidence` must be in (0, 1), got {self.confidence}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParameterEstimate:
+    """One estimated (or fixed) parameter with its uncertainty.
+
+    ``flags`` may contain ``fixed``, ``at_bound``, ``unidentifiable``
+    (relative standard error above 50 %, interval containing zero, or a
+    direction the data do not determine) and ``strongly_correlated``
+    (|ρ| > 0.95 with another parameter, named in ``notes``).
+    """
+
+    name: str
+    value: float
+    stderr: float
+    ci: tuple[float, float]
+    unit: str
+    vary: bool
+    lower: float
+    upper: float
+    flags: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def rel_stderr(self) -> float:
+        return abs(self.stderr / self.value) if self.value != 0 else math.inf
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "stderr": _finite_or_none(self.stderr),
+            "ci95": [_finite_or_none(self.ci[0]), _finite_or_none(self.ci[1])],
+            "rel_stderr": _finite_or_none(self.rel_stderr),
+            "unit": self.unit,
+            "vary": self.vary,
+            "bounds": [_finite_or_none(self.lower), _finite_or_none(self.upper)],
+            "flags": list(self.flags),
+            "notes": list(self.notes),
+        }
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordFit:
+    """Measured and predicted signals of one record (enough to redraw the fit).
+
+    For equation error ``predicted`` holds the model force ``f``; for output
+    error the simulated ``x``, ``v``, ``a``.
+    """
+
+    name: str
+    t: FloatArray
+    measured: Mapping[str, FloatArray]
+    predicted: Mapping[str, FloatArray]
+    fitted_channels: tuple[str, ...]
+    x0: tuple[float, float]
+    x0_stderr: tuple[float, float]
+    simulation_ok: bool
+    simulation_message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitResult:
+    """Result of an identification (immutable).
+
+    Attributes
+    ----------
+    success : bool
+    message : str
+    method : str
+        Method that produced the final estimate.
+    model : TermModel
+    parameters : ParameterSet
+        Final values with the bounds and units used.
+    estimates : tuple of ParameterEstimate
+    uncertainty : Uncertainty or None
+        Over the free parameters (and initial states, named ``x0[k]``/``v0[k]``).
+    weak_directions : tuple of str
+    correlated_pairs : tuple of (str, str, float)
+    metrics : tuple of ChannelMetrics
+    records : tuple of RecordFit
+    cost : float
+        ½‖r‖² of the final weighted residual.
+    nfev : int
+    timing : mapping
+        Seconds per stage (``compile_s`` separate).
+    stages : mapping
+        Parameter values after each stage.
+    warnings : tuple of str
+    options : FitOptions
+    """
+
+    success: bool
+    message: str
+    method: str
+    model: TermModel
+    parameters: ParameterSet
+    estimates: tuple[ParameterEstimate, ...]
+    uncertainty: Uncertainty | None
+    weak_directions: tuple[str, ...]
+    correlated_pairs: tuple[tuple[str, str, float], ...]
+    metrics: tuple[ChannelMetrics, ...]
+    records: tuple[RecordFit, ...]
+    cost: float
+    nfev: int
+    timing: Mapping[str, float]
+    stages: Mapping[str, Mapping[str, float]]
+    warnings: tuple[str, ...]
+    options: FitOptions
+
+    def estimate(self, name: str) -> ParameterEstimate:
+        for e in self.estimates:
+            if e.name == name:
+                return e
+        raise KeyError(f"no parameter `{name}`; parameters are {', '.join(e.name for e in self.estimates)}")
+
+    @property
+    def values(self) -> dict[str, float]:
+        return self.parameters.as_dict()
+
+    def equation(self, *, with_errors: bool = True) -> str:
+        se = {e.name: e.stderr for e in self.estimates if e.vary} if with_errors else None
+        return self.model.equation(self.values, se)
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_records(records: Sequence[Record] | Record) -> tuple[Record, ...]:
+    recs = (records,) if isinstance(records, Record) else tuple(records)
+    if not recs:
+        raise DataValidationError("no records given")
+    for r in recs:
+        if not isinstance(r, Record):
+            raise DataValidationError(f"expected Record objects, got {type(r).__name__}")
+    fu = {r.unit("f") for r in recs}
+    xu = {r.unit("x") for r in recs}
+    if len(fu) > 1 or len(xu) > 1:
+        raise DataValidationError(
+            f"records use different units (force {sorted(fu)}, displacement {sorted(xu)}); convert them to one unit"
+        )
+    return recs
+
+
+def _params_for(model: TermModel, recs: Sequence[Record], params: ParameterSet | None) -> ParameterSet:
+    fu, xu = recs[0].unit("f"), recs[0].unit("x")
+    if params is None:
+        return model.default_parameters(force_unit=fu, x_unit=xu)
+    if params.names != model.param_names:
+        raise ModelSpecError(f"parameters {params.names} do not match the model terms {model.param_names}")
+    return params
+
+
+def _with_derivatives(rec: Record, differentiator: str) -> Record:
+    if rec.v is not None and rec.a is not None:
+        return rec
+    from .signals import derive_missing
+
+    return derive_missing(rec, method=differentiator)
+
+
+def _flags_and_estimates(
+    model: TermModel,
+    params: ParameterSet,
+    unc: Uncertainty | None,
+    active: Mapping[str, bool],
+    confidence: float,
+) -> tuple[tuple[ParameterEstimate, ...], tuple[tuple[str, str, float], ...]]:
+    names = list(unc.names) if unc is not None else []
+    pairs: list[tuple[str, str, float]] = []
+    if unc is not None:
+        free = [n for n in names if n in params]
+        for i, a in enumerate(free):
+            for b in free[i + 1 :]:
+                rho = unc.correlation[names.index(a), names.index(b)]
+                if np.isfinite(rho) and abs(rho) > CORR_LIMIT:
+                    pairs.append((a, b, float(rho)))
+    out = []
+    for p in params:
+        flags: list[str] = []
+        notes: list[str] = []
+        if not p.vary:
+            out.append(
+                ParameterEstimate(
+                    name=p.name, value=p.value, stderr=0.0, ci=(p.value, p.value), unit=p.unit, vary=False,
+                    lower=p.lower, upper=p.upper, flags=("fixed",), notes=("held at its given value",),
+                )
+            )
+            continue
+        if unc is not None and p.name in names:
+            k = names.index(p.name)
+            se = float(unc.stderr[k])
+            hw = float(unc.ci_halfwidth[k])
+        else:
+            se = hw = math.inf
+        ci = (p.value - hw, p.value + hw)
+        span = max(abs(p.value), 1e-300)
+        if active.get(p.name, False) or (
+            math.isfinite(p.lower) and abs(p.value - p.lower) <= 1e-9 * max(span, 1.0) * 0 + 1e-9 * span
+        ) or (math.isfinite(p.upper) and abs(p.value - p.upper) <= 1e-9 * span):
+            flags.append("at_bound")
+            notes.append(f"at its bound ({p.lower:g} .. {p.upper:g}): the unconstrained optimum lies outside")
+        rse = se / abs(p.value) if p.value != 0 else math.inf
+        if not math.isfinite(se):
+            flags.append("unidentifiable")
+            notes.append("the data do not determine it (rank-deficient direction)")
+        elif rse > RSE_LIMIT or ci[0] <= 0 <= ci[1]:
+            flags.append("unidentifiable")
+            reason = f"relative standard error {100 * rse:.0f} %" if rse > RSE_LIMIT else "interval contains zero"
+            notes.append(f"practically unidentifiable: {reason}")
+        partners = [(b if a == p.name else a, rho) for a, b, rho in pairs if p.name in (a, b)]
+        if partners:
+            flags.append("strongly_correlated")
+            notes.append("strongly correlated with " + ", ".join(f"{n} (ρ = {r:+.3f})" for n, r in partners))
+        out.append(
+            ParameterEstimate(
+                name=p.name, value=p.value, stderr=se, ci=ci, unit=p.unit, vary=True, lower=p.lower,
+                upper=p.upper, flags=tuple(flags), notes=tuple(notes),
+            )
+        )
+    return tuple(out), tuple(pairs)
+
+
+def _prior_rows(
+    prior: Prior | None, params: ParameterSet, col_norms: FloatArray, theta_free: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Rows (J_p, r_p) of the Tikhonov prior over the free parameters."""
+    free = params.free_names
+    if prior is None or prior.lam == 0:
+        return np.zeros((0, len(free))), np.zeros(0)
+    unknown = set(prior.values) - set(params.names)
+    if unknown:
+        raise ModelSpecError(f"prior names unknown parameter(s) {sorted(unknown)}")
+    rows = []
+    res = []
+    for k, name in enumerate(free):
+        if name in prior.values:
+            row = np.zeros(len(free))
+            w = math.sqrt(prior.lam) * col_norms[k]
+            row[k] = w
+            rows.append(row)
+            res.append(w * (theta_free[k] - float(prior.values[name])))
+    if not rows:
+        return np.zeros((0, len(free))), np.zeros(0)
+    return np.array(rows), np.array(res)
+
+
+# --------------------------------------------------------------------------- equation error
+def equation_error(
+    records: Sequence[Record] | Record,
+    model: TermModel,
+    params: ParameterSet | None = None,
+    options: FitOptions | None = None,
+) -> FitResult:
+    """Bounded linear least-squares fit of the equation error.
+
+    Parameters
+    ----------
+    records : Record or sequence of Record
+        Missing v, a are derived (``options.differentiator``).
+    model : TermModel
+    params : ParameterSet or None
+        Bounds, fixed values and units (defaults from the model).
+    options : FitOptions or None
+
+    Returns
+    -------
+    FitResult
+        ``method="equation-error"``; metrics are on the force channel.
+    """
+    opts = options or FitOptions(method="equation-error")
+    recs = _check_records(records)
+    params = _params_for(model, recs, params)
+    start = time.perf_counter()
+    if opts.record_weights is not None and len(opts.record_weights) != len(recs):
+        raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
+    recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
+    amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
+    if amp == 0:
+        raise DataValidationError("the force is zero in every record: nothing excites the system")
+    free = params.free_mask
+    if not free.any():
+        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+    theta_fixed = np.where(free, 0.0, params.values)
+    blocks, targets, rows_idx = [], [], []
+    for k, r in enumerate(recs_d):
+        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) / amp
+        sel = np.arange(0, r.n, opts.sample_step)
+        if opts.force_threshold > 0:
+            sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
+        if sel.size == 0:
+            raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
+        phi = model.regressors(r.x[sel], r.v[sel], r.a[sel])  # type: ignore[index]
+        blocks.append(w * phi)
+        targets.append(w * (r.f[sel] - phi @ theta_fixed))
+        rows_idx.append(sel)
+    A = np.vstack(blocks)[:, free]
+    b = np.concatenate(targets)
+    if A.shape[0] <= A.shape[1]:
+        raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
+    norms = np.linalg.norm(A, axis=0)
+    zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
+    if zero_cols:
+        raise ModelSpecError(
+            f"term(s) {', '.join(zero_cols)} are identically zero on this data (nothing excites them); remove or fix them"
+        )
+    lb = params.lower[free] * norms
+    ub = params.upper[free] * norms
+    As = A / norms
+    bb = b
+    if opts.prior is not None and opts.prior.lam > 0:
+        jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
+        z0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names]) * norms
+        sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
+        lam = math.sqrt(opts.prior.lam)
+        As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
+        bb = np.concatenate([b, lam * z0[sel_rows]])
+    sol = lsq_linear(As, bb, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+    z = sol.x
+    theta_free = z / norms
+    values = params.values.copy()
+    values[free] = theta_free
+    fitted = params.with_values(values, clip=True)
+    n_data = A.shape[0]
+    r_all = As @ z - bb
+    jac = As * 1.0
+    jac = jac / (1.0 / norms)  # back to ∂r/∂θ in physical units (columns × norms)
+    jac = As[:, :] * norms  # noqa: F841 (kept explicit below)
+    jac_phys = np.vstack([A, As[n_data:] * norms]) if As.shape[0] > n_data else A
+    unc = uncertainty_from_jacobian(
+        jac_phys, r_all, params.free_names, confidence=opts.confidence, extra_rows=As.shape[0] - n_data
+    )
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
+    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
+    elapsed = time.perf_counter() - start
+    rfits, metrics = [], []
+    for r in recs_d:
+        f_pred = model.force(fitted.values, r.x, r.v, r.a)  # type: ignore[arg-type]
+        rfits.append(
+            RecordFit(
+                name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
+                x0=(float(r.x[0]), float(r.v[0])), x0_stderr=(math.nan, math.nan),  # type: ignore[index]
+                simulation_ok=True, simulation_message="equation error: no simulation",
+            )
+        )
+        metrics.append(channel_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
+    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
+    ok = bool(sol.success) if hasattr(sol, "success") else True
+    return FitResult(
+        success=ok,
+        message="equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}",
+        method="equation-error",
+        model=model,
+        parameters=fitted,
+        estimates=estimates,
+        uncertainty=unc,
+        weak_directions=weak_directions_text(unc),
+        correlated_pairs=pairs,
+        metrics=tuple(metrics),
+        records=tuple(rfits),
+        cost=0.5 * float(r_all @ r_all),
+        nfev=1,
+        timing={"equation_error_s": elapsed},
+        stages={"equation-error": fitted.as_dict()},
+        warnings=tuple(warns),
+        options=opts,
+    )
+
+
+# --------------------------------------------------------------------------- output error
+class _OEProblem:
+    """Residual and Jacobian of the joint output-error problem in scaled variables."""
+
+    def __init__(
+        self,
+        recs: Sequence[Record],
+        model: TermModel,
+        params: ParameterSet,
+        x0s: Sequence[tuple[float, float]],
+        opts: FitOptions,
+        progress: ProgressFn | None,
+    ) -> None:
+        self.recs = recs
+        self.model = model
+        self.params = params
+        self.opts = opts
+        self.progress = progress
+        self.free = params.free_mask
+        self.pf = int(self.free.sum())
+        self.nrec = len(recs)
+        self.x0s = [tuple(map(float, x)) for x in x0s]
+        self.outputs = opts.outputs
+        self.idx = [np.arange(0, r.n, opts.sample_step) for r in recs]
+        self.scale = {}
+        for c in self.outputs:
+            ms = np.mean(np.concatenate([np.asarray(r.channel(c)) ** 2 for r in recs]))
+            self.scale[c] = float(np.sqrt(ms)) if ms > 0 else 1.0
+        self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
+        self.substeps = [1] * self.nrec
+        self.nfev = 0
+        self._cache_key: bytes | None = None
+        self._cache: list[SimulationResult] = []
+        groups = []
+        g = 0
+        for k in range(self.nrec):
+            for _ in self.outputs:
+                groups.append(np.full(self.idx[k].size, g, dtype=np.int64))
+                g += 1
+        self.groups = np.concatenate(groups)
+        self.n_x0 = 2 * self.nrec if opts.estimate_x0 else 0
+        self.prior_jp = np.zeros((0, self.pf))
+
+    def choose_substeps(self, theta: FloatArray) -> list[int]:
+        if self.opts.substeps is not None:
+            return [int(self.opts.substeps)] * self.nrec
+        out = []
+        for r in self.recs:
+            xr = 1.5 * float(np.max(np.abs(r.x)))
+            vr = 1.5 * float(np.max(np.abs(r.v))) if r.v is not None else xr * 2 * math.pi * r.fs / 4
+            out.append(auto_substeps(self.model, theta, r.dt, max(xr, 1e-300), max(vr, 1e-300)))
+        return out
+
+    # variable packing: z = [theta_free / s_theta, x0 / s_x0 ...]
+    def set_scaling(self, s_theta: FloatArray, s_x0: FloatArray) -> None:
+        self.s_theta = s_theta
+        self.s_x0 = s_x0
+
+    def unpack(self, z: FloatArray) -> tuple[FloatArray, list[tuple[float, float]]]:
+        theta = self.params.values.copy()
+        theta[self.free] = z[: self.pf] * self.s_theta
+        if self.opts.estimate_x0:
+            xz = z[self.pf :] * self.s_x0
+            x0s = [(float(xz[2 * k]), float(xz[2 * k + 1])) for k in range(self.nrec)]
+        else:
+            x0s = self.x0s
+        return theta, x0s
+
+    def pack(self, theta: FloatArray, x0s: Sequence[tuple[float, float]]) -> FloatArray:
+        z = list(theta[self.free] / self.s_theta)
+        if self.opts.estimate_x0:
+            z += list(np.asarray(x0s, dtype=np.float64).reshape(-1) / self.s_x0)
+        return np.asarray(z, dtype=np.float64)
+
+    def simulate_all(self, z: FloatArray, sens: bool = True) -> list[SimulationResult]:
+        key = z.tobytes() + bytes([sens])
+        if key == self._cache_key:
+            return self._cache
+        theta, x0s = self.unpack(z)
+        sims = []
+        for k, r in enumerate(self.recs):
+            sims.append(
+                simulate(
+                    self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
+                    substeps=self.substeps[k], sensitivities=sens, outputs=self.outputs,
+                    x_limit=1e3 * max(float(np.max(np.abs(r.x))), 1e-300) + abs(x0s[k][0]),
+                )
+            )
+            if not sims[-1].success:
+                break
+        self.nfev += 1
+        if self.progress is not None:
+            self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev), f"evaluation {self.nfev}")
+        self._cache_key, self._cache = key, sims
+        return sims
+
+    def residual(self, z: FloatArray) -> FloatArray:
+        sims = self.simulate_all(z)
+        if len(sims) < self.nrec or not all(s.success for s in sims):
+            return np.full(self.groups.size + self.prior_jp.shape[0], np.nan)
+        parts = []
+        for k, r in enumerate(self.recs):
+            sel = self.idx[k]
+            for c in self.outputs:
+                parts.append(self.weight[c] * (sims[k].output(c)[sel] - r.channel(c)[sel]))
+        out = np.concatenate(parts)
+        if self.prior_jp.shape[0]:
+            out = np.concatenate([out, self.prior_jp @ z[: self.pf] - self.prior_c])
+        return out
+
+    def jacobian(self, z: FloatArray) -> FloatArray:
+        sims = self.simulate_all(z)
+        ncol = self.pf + self.n_x0
+        blocks = []
+        fcols = np.flatnonzero(self.free)
+        p = self.model.n_params
+        for k in range(self.nrec):
+            sel = self.idx[k]
+            for c in self.outputs:
+                s = sims[k].sens[c][sel]  # type: ignore[index]
+                blk = np.zeros((sel.size, ncol))
+                blk[:, : self.pf] = s[:, fcols] * self.s_theta
+                if self.opts.estimate_x0:
+                    blk[:, self.pf + 2 * k] = s[:, p] * self.s_x0[2 * k]
+                    blk[:, self.pf + 2 * k + 1] = s[:, p + 1] * self.s_x0[2 * k + 1]
+                blocks.append(self.weight[c] * blk)
+        jac = np.vstack(blocks)
+        if self.prior_jp.shape[0]:
+            jp = np.zeros((self.prior_jp.shape[0], ncol))
+            jp[:, : self.pf] = self.prior_jp
+            jac = np.vstack([jac, jp])
+        return jac
+
+    def names(self) -> list[str]:
+        names = list(self.params.free_names)
+        if self.opts.estimate_x0:
+            for k in range(self.nrec):
+                names += [f"x0[{k}]", f"v0[{k}]"]
+        return names
+
+
+def _initial_states(recs: Sequence[Record], differentiator: str) -> list[tuple[float, float]]:
+    out = []
+    for r in recs:
+        if r.v is not None:
+            v0 = float(r.v[0])
+        else:
+            v0 = float(_with_derivatives(r, differentiator).v[0])  # type: ignore[index]
+        out.append((float(r.x[0]), v0))
+    return out
+
+
+def output_error(
+    records: Sequence[Record] | Record,
+    model: TermModel,
+    params: ParameterSet,
+    options: FitOptions | None = None,
+    *,
+    x0: Sequence[tuple[float, float]] | None = None,
+    progress: ProgressFn | None = None,
+) -> FitResult:
+    """Output-error fit from the start values in ``params``.
+
+    Parameters
+    ----------
+    records : Record or sequence of Record
+        Fitted jointly with one parameter set.
+    model : TermModel
+        Must contain ``m0``.
+    params : ParameterSet
+        Start values, bounds, fixed/free, units.
+    options : FitOptions or None
+    x0 : sequence of (x0, v0) or None
+        Initial states (start values when estimated); default from the data.
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+
+    Returns
+    -------
+    FitResult
+        ``success=False`` with a message when the start diverges or the
+        solver fails; never raises for a diverging simulation.
+    """
+    opts = options or FitOptions(method="output-error")
+    recs = _check_records(records)
+    model.require_simulable()
+    params = _params_for(model, recs, params)
+    for r in recs:
+        for c in opts.outputs:
+            if getattr(r, c) is None:
+                raise DataValidationError(f"record `{r.name}` has no `{c}` channel to fit; output channels: {opts.outputs}")
+            if c in r.derived:
+                raise DataValidationError(
+                    f"record `{r.name}`: channel `{c}` was derived, not measured; output error fits measured channels"
+                    " only (choose outputs among " + ", ".join(r.measured) + ")"
+                )
+    if not params.free_mask.any() and not opts.estimate_x0:
+        raise ModelSpecError("every parameter is fixed and the initial state too: nothing to estimate")
+    start = time.perf_counter()
+    x0s = list(x0) if x0 is not None else _initial_states(recs, opts.differentiator)
+    if len(x0s) != len(recs):
+        raise ModelSpecError(f"`x0` has {len(x0s)} entries for {len(recs)} records")
+    prob = _OEProblem(recs, model, params, x0s, opts, progress)
+    theta0 = params.values
+    prob.substeps = prob.choose_substeps(theta0)
+    # scaling: parameters by |start| (or by their Jacobian column where the start is 0)
+    s_theta = np.abs(theta0[params.free_mask]).astype(np.float64)
+    s_x0 = np.array([max(abs(v), 1e-300) for xv in x0s for v in xv]) if opts.estimate_x0 else np.zeros(0)
+    xs = max(prob.scale.get("x", float(np.sqrt(np.mean(recs[0].x ** 2)))), 1e-300)
+    if opts.estimate_x0:
+        for k, r in enumerate(recs):
+            s_x0[2 * k] = xs
+            s_x0[2 * k + 1] = xs * 2 * math.pi * max(r.fs / 50, 1e-300)
+    prob.set_scaling(np.where(s_theta > 0, s_theta, 1.0), s_x0)
+    z0 = prob.pack(theta0, x0s)
+    sims = prob.simulate_all(z0)
+    if len(sims) < len(recs) or not all(s.success for s in sims):
+        bad = sims[-1]
+        return _failed(model, params, recs, opts, f"the start values cannot be simulated: {bad.message}", start)
+    jac0 = prob.jacobian(z0)
+    cn = np.linalg.norm(jac0[:, : prob.pf], axis=0)
+    zero_start = s_theta == 0
+    if zero_start.any():
+        s_new = prob.s_theta.copy()
+        s_new[zero_start] = np.where(cn[zero_start] > 0, 1.0 / np.where(cn[zero_start] > 0, cn[zero_start], 1.0), 1.0)
+        prob.set_scaling(s_new, s_x0)
+        z0 = prob.pack(theta0, x0s)
+    if opts.prior is not None and opts.prior.lam > 0:
+        jac0 = prob.jacobian(z0)
+        cn = np.linalg.norm(jac0[:, : prob.pf], axis=0)
+        theta_free0 = theta0[params.free_mask]
+        jp, _ = _prior_rows(opts.prior, params, cn, theta_free0)
+        prob.prior_jp = jp  # rows act on z (scaled) directly: cn already per scaled column
+        t0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names]) / prob.s_theta
+        prob.prior_c = jp @ t0
+    lb = np.concatenate([params.lower[params.free_mask] / prob.s_theta, np.full(prob.n_x0, -np.inf)])
+    ub = np.concatenate([params.upper[params.free_mask] / prob.s_theta, np.full(prob.n_x0, np.inf)])
+    z0 = np.clip(z0, lb, ub)
+    warns: list[str] = []
+    sol = None
+    for attempt in range(2):
+        try:
+            sol = least_squares(
+                prob.residual, z0, jac=prob.jacobian, bounds=(lb, ub), method="trf", x_scale=1.0,
+                ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
+            )
+        except ValueError as exc:
+            return _failed(model, params, recs, opts, f"output error failed: {exc}", start)
+        theta_hat, _ = prob.unpack(sol.x)
+        need = prob.choose_substeps(theta_hat)
+        if attempt == 0 and any(n > u for n, u in zip(need, prob.substeps, strict=True)):
+            warns.append(f"refined with {max(need)} RK4 substeps per sample for the estimated dynamics")
+            prob.substeps = need
+            prob._cache_key = None
+            z0 = sol.x
+            continue
+        break
+    assert sol is not None
+    z_hat = sol.x
+    theta_hat, x0_hat = prob.unpack(z_hat)
+    r_hat = prob.residual(z_hat)
+    if not np.all(np.isfinite(r_hat)):
+        return _failed(model, params, recs, opts, "output error ended at parameters that do not simulate", start)
+    jac_z = prob.jacobian(z_hat)
+    scales = np.concatenate([prob.s_theta, prob.s_x0])
+    jac_phys = jac_z / scales  # ∂r/∂(θ, x0) = ∂r/∂z / s
+    n_prior = prob.prior_jp.shape[0]
+    groups = np.concatenate([prob.groups, np.zeros(n_prior, dtype=np.int64)])
+    unc = uncertainty_from_jacobian(
+        jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior
+    )
+    fitted = params.with_values(theta_hat, clip=True)
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask[: prob.pf], strict=True)}
+    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
+    elapsed = time.perf_counter() - start
+    # final simulations on every sample for predictions and metrics
+    rfits, metrics = [], []
+    for k, r in enumerate(recs):
+        sim = simulate(
+            model, r.t, r.f, fitted.values, x0_hat[k], input_hold=opts.input_hold, substeps=prob.substeps[k],
+        )
+        if opts.estimate_x0:
+            names = prob.names()
+            se_x = (float(unc.stderr[names.index(f"x0[{k}]")]), float(unc.stderr[names.index(f"v0[{k}]")]))
+        else:
+            se_x = (0.0, 0.0)
+        rfits.append(
+            RecordFit(
+                name=r.name, t=r.t,
+                measured={c: np.asarray(getattr(r, c)) for c in ("f", "x", "v", "a") if getattr(r, c) is not None},
+                predicted={"x": sim.x, "v": sim.v, "a": sim.a}, fitted_channels=opts.outputs, x0=x0_hat[k],
+                x0_stderr=se_x, simulation_ok=sim.success, simulation_message=sim.message,
+            )
+        )
+        for c in opts.outputs:
+            metrics.append(channel_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c)))
+    warns += [f"{r.name}: {w}" for r in recs for w in r.warnings]
+    ok = bool(sol.status > 0)
+    msg = f"output error converged ({sol.message.rstrip('.')})" if ok else f"output error did not converge: {sol.message}"
+    return FitResult(
+        success=ok,
+        message=msg,
+        method="output-error",
+        model=model,
+        parameters=fitted,
+        estimates=estimates,
+        uncertainty=unc,
+        weak_directions=weak_directions_text(unc),
+        correlated_pairs=pairs,
+        metrics=tuple(metrics),
+        records=tuple(rfits),
+        cost=float(sol.cost),
+        nfev=prob.nfev,
+        timing={"output_error_s": elapsed},
+        stages={"output-error": fitted.as_dict()},
+        warnings=tuple(warns),
+        options=opts,
+    )
+
+
+def _failed(
+    model: TermModel, params: ParameterSet, recs: Sequence[Record], opts: FitOptions, message: str, start: float
+) -> FitResult:
+    estimates, _ = _flags_and_estimates(model, params, None, {}, opts.confidence)
+    return FitResult(
+        success=False, message=message, method="output-error", model=model, parameters=params,
+        estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
+        cost=math.nan, nfev=0, timing={"output_error_s": time.perf_counter() - start}, stages={},
+        warnings=(), options=opts,
+    )
+
+
+# --------------------------------------------------------------------------- dispatcher
+def identify(
+    records: Sequence[Record] | Record,
+    terms: TermModel | str | Sequence[str],
+    *,
+    params: ParameterSet | None = None,
+    options: FitOptions | None = None,
+    progress: ProgressFn | None = None,
+) -> FitResult:
+    """Identify the model from one or more records (the main entry point).
+
+    Parameters
+    ----------
+    records : Record or sequence of Record
+    terms : TermModel, str or sequence of str
+        Model or term names (``"m0,c1,k1,k3"``).
+    params : ParameterSet or None
+        Bounds, fixed values, units and (for ``method="output-error"``) start
+        values; defaults from the term library.
+    options : FitOptions or None
+        Default: two-stage, displacement output, estimated initial states.
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+
+    Returns
+    -------
+    FitResult
+        With ``timing`` = compile_s, equation_error_s, output_error_s, total_s.
+    """
+    opts = options or FitOptions()
+    model = terms if isinstance(terms, TermModel) else TermModel(terms)
+    recs = _check_records(records)
+    compile_s = warm_up()
+    t_start = time.perf_counter()
+    ee_s = oe_s = 0.0
+    stages: dict[str, Mapping[str, float]] = {}
+    warns: list[str] = []
+    if progress:
+        progress("equation-error", 0.0, "equation error")
+    if opts.method == "equation-error":
+        res = equation_error(recs, model, params, opts)
+        ee_s = res.timing["equation_error_s"]
+        final = res
+    else:
+        model.require_simulable()
+        start_params = _params_for(model, recs, params)
+        user_start = params is not None and opts.method == "output-error"
+        if not user_start:
+            ee = equation_error(recs, model, start_params, opts)
+            ee_s = ee.timing["equation_error_s"]
+            stages["equation-error"] = ee.values
+            start_params = ee.parameters
+            if start_params["m0"].value <= 0:
+                start_params = start_params.update("m0", value=max(start_params["m0"].upper * 0, 1e-12))
+        if progress:
+            progress("output-error", 0.0, "output error")
+        final = output_error(recs, model, start_params, opts, progress=progress)
+        oe_s = final.timing["output_error_s"]
+        if not final.success and not user_start and final.nfev == 0:
+            # the equation-error start diverges: retry from its linear part
+            lin = {n: 0.0 for n in start_params.names if n in _NONLINEAR and start_params[n].vary}
+            if lin:
+                retry_params = start_params.with_values(lin, clip=True)
+                retry = output_error(recs, model, retry_params, opts, progress=progress)
+                oe_s += retry.timing["output_error_s"]
+                if retry.success:
+                    warns.append(f"the equation-error start could not be simulated ({final.message}); "
+                                 "output error was started from its linear part instead")
+                    final = retry
+        stages["output-error"] = final.values
+        if opts.method == "two-stage":
+            stages = {k: v for k, v in stages.items()}
+    total = time.perf_counter() - t_start
+    if progress:
+        progress("done", 1.0, final.message)
+    timing = {"compile_s": compile_s, "equation_error_s": ee_s, "output_error_s": oe_s, "total_s": total}
+    return FitResult(
+        success=final.success,
+        message=final.message,
+        method=opts.method if final.success or opts.method == "equation-error" else final.method,
+        model=final.model,
+        parameters=final.parameters,
+        estimates=final.estimates,
+        uncertainty=final.uncertainty,
+        weak_directions=final.weak_directions,
+        correlated_pairs=final.correlated_pairs,
+        metrics=final.metrics,
+        records=final.records,
+        cost=final.cost,
+        nfev=final.nfev,
+        timing=timing,
+        stages=stages or dict(final.stages),
+        warnings=tuple(warns) + final.warnings,
+        options=opts,
+    )
+
+
+def _require(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ConvergenceError(msg)

@@ -1,0 +1,162 @@
+r"""Fit metrics and residual tests.
+
+* RMSE and NRMSE = RMSE / std(y_meas).
+* Fit % (as in MATLAB's ``compare``): :math:`100\,(1 - \|y - \hat y\| / \|y - \bar y\|)`.
+* Whiteness: sample autocorrelation :math:`\hat\rho_k` of the residual for
+  lags 1..L, the Ljung-Box statistic
+  :math:`Q = n(n+2)\sum_k \hat\rho_k^2/(n-k)` against :math:`\chi^2_L`, and
+  the fraction of lags outside the ±1.96/√n band. Coloured residuals mean the
+  model structure (or the noise model) misses something.
+* Input-residual cross-correlation over lags −L..L with the same band: a
+  residual correlated with the input means unmodelled input dynamics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+__all__ = [
+    "rmse",
+    "nrmse",
+    "fit_percent",
+    "autocorrelation",
+    "cross_correlation",
+    "WhitenessTest",
+    "whiteness_test",
+    "ChannelMetrics",
+    "channel_metrics",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+def rmse(measured: FloatArray, predicted: FloatArray) -> float:
+    """Root-mean-square error."""
+    e = np.asarray(predicted) - np.asarray(measured)
+    return float(np.sqrt(np.mean(e * e)))
+
+
+def nrmse(measured: FloatArray, predicted: FloatArray) -> float:
+    """RMSE divided by the standard deviation of the measurement."""
+    sd = float(np.std(measured))
+    return rmse(measured, predicted) / sd if sd > 0 else float("inf")
+
+
+def fit_percent(measured: FloatArray, predicted: FloatArray) -> float:
+    """``100 · (1 − ‖y − ŷ‖ / ‖y − mean(y)‖)``; 100 is perfect, can be negative."""
+    y = np.asarray(measured)
+    den = float(np.linalg.norm(y - y.mean()))
+    if den == 0:
+        return float("nan")
+    return 100.0 * (1.0 - float(np.linalg.norm(y - np.asarray(predicted))) / den)
+
+
+def autocorrelation(r: FloatArray, max_lag: int) -> FloatArray:
+    """Normalised autocorrelation for lags 0..max_lag (FFT-based, biased estimator)."""
+    r = np.asarray(r, dtype=np.float64) - np.mean(r)
+    n = r.size
+    nfft = 1 << int(np.ceil(np.log2(2 * n)))
+    spec = np.fft.rfft(r, nfft)
+    acov = np.fft.irfft(spec * np.conj(spec), nfft)[: max_lag + 1]
+    return acov / acov[0] if acov[0] > 0 else np.zeros(max_lag + 1)
+
+
+def cross_correlation(u: FloatArray, r: FloatArray, max_lag: int) -> tuple[NDArray[np.int64], FloatArray]:
+    """Normalised cross-correlation E[u(t) r(t+k)] for k = −max_lag..max_lag."""
+    u = np.asarray(u, dtype=np.float64) - np.mean(u)
+    r = np.asarray(r, dtype=np.float64) - np.mean(r)
+    n = u.size
+    nfft = 1 << int(np.ceil(np.log2(2 * n)))
+    cc = np.fft.irfft(np.conj(np.fft.rfft(u, nfft)) * np.fft.rfft(r, nfft), nfft)
+    den = float(np.sqrt(np.sum(u * u) * np.sum(r * r)))
+    lags = np.arange(-max_lag, max_lag + 1)
+    vals = cc[lags % nfft] / den if den > 0 else np.zeros(lags.size)
+    return lags, vals
+
+
+@dataclass(frozen=True, kw_only=True)
+class WhitenessTest:
+    """Ljung-Box test of residual whiteness.
+
+    Attributes
+    ----------
+    lags : int
+    q_stat : float
+    p_value : float
+    fraction_outside : float
+        Fraction of lags 1..L with |ρ_k| > 1.96/√n.
+    white : bool
+        ``p_value >= 0.01``.
+    acf : (L + 1,) ndarray
+    band : float
+        1.96/√n.
+    """
+
+    lags: int
+    q_stat: float
+    p_value: float
+    fraction_outside: float
+    white: bool
+    acf: FloatArray
+    band: float
+
+
+def whiteness_test(r: FloatArray, max_lag: int | None = None) -> WhitenessTest:
+    """Ljung-Box whiteness test of a residual sequence."""
+    r = np.asarray(r, dtype=np.float64)
+    n = r.size
+    lag = int(max_lag) if max_lag is not None else int(min(50, max(5, n // 10)))
+    lag = max(1, min(lag, n - 2))
+    acf = autocorrelation(r, lag)
+    k = np.arange(1, lag + 1)
+    q = float(n * (n + 2) * np.sum(acf[1:] ** 2 / (n - k)))
+    p = float(stats.chi2.sf(q, lag))
+    band = 1.96 / np.sqrt(n)
+    frac = float(np.mean(np.abs(acf[1:]) > band))
+    return WhitenessTest(lags=lag, q_stat=q, p_value=p, fraction_outside=frac, white=p >= 0.01, acf=acf, band=band)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelMetrics:
+    """Goodness of fit of one channel of one record."""
+
+    record: str
+    channel: str
+    unit: str
+    n: int
+    rmse: float
+    nrmse: float
+    fit_percent: float
+    whiteness: WhitenessTest
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "record": self.record,
+            "channel": self.channel,
+            "unit": self.unit,
+            "n": self.n,
+            "rmse": self.rmse,
+            "nrmse": self.nrmse,
+            "fit_percent": self.fit_percent,
+            "whiteness_p_value": self.whiteness.p_value,
+            "residual_white": self.whiteness.white,
+            "acf_fraction_outside": self.whiteness.fraction_outside,
+        }
+
+
+def channel_metrics(record: str, channel: str, unit: str, measured: FloatArray, predicted: FloatArray) -> ChannelMetrics:
+    """All metrics of one channel."""
+    return ChannelMetrics(
+        record=record,
+        channel=channel,
+        unit=unit,
+        n=int(np.asarray(measured).size),
+        rmse=rmse(measured, predicted),
+        nrmse=nrmse(measured, predicted),
+        fit_percent=fit_percent(measured, predicted),
+        whiteness=whiteness_test(np.asarray(predicted) - np.asarray(measured)),
+    )
