@@ -379,4 +379,5 @@ def warm_up() -> float:
     t = np.linspace(0.0, 1.0, 32)
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1)
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=False, substeps=1)
+    auto_substeps(model, np.array([1.0, 0.1, 10.0]), 0.01, 1.0, 1.0)
     return time.perf_counter() - start

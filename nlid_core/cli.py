@@ -1,0 +1,159 @@
+"""Command-line interface: ``python -m nlid_core ...``.
+
+Exit status: 0 success; 1 the identification ran but failed (diverged,
+did not converge: the report says why); 2 bad input or usage (one line on
+stderr, no traceback); 3 an internal error (one line; set ``NLID_DEBUG=1``
+for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from .errors import NlidError
+
+__all__ = ["main"]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from .estimate import METHODS
+    from .examples import EXAMPLES
+    from .models import DEFAULT_TERMS, TERMS
+    from .simulate import INPUT_HOLDS
+
+    p = _Parser(prog="python -m nlid_core", description="Identify nonlinear single-DOF mechanical systems.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    ident = sub.add_parser("identify", help="identify model parameters from measured records")
+    ident.add_argument("data", nargs="+", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
+    ident.add_argument("--columns", help="column mapping, e.g. t=time,f=force,x=disp (default: columns t,f,x,v,a)")
+    ident.add_argument("--units", help="units of the file's columns, e.g. x=mm,f=kN (converted to SI)")
+    ident.add_argument("--terms", default=",".join(DEFAULT_TERMS),
+                       help=f"model terms from {','.join(TERMS)} (default {','.join(DEFAULT_TERMS)})")
+    ident.add_argument("--method", default="two-stage", choices=METHODS)
+    ident.add_argument("--outputs", default="x", help="output-error channels among x,v,a (measured only); default x")
+    ident.add_argument("--fixed-x0", action="store_true", help="hold the initial state at the first sample (default: estimate it)")
+    ident.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
+    ident.add_argument("--sample-step", type=int, default=1, help="use every k-th sample in the residual")
+    ident.add_argument("--force-threshold", type=float, default=0.0,
+                       help="equation error: drop samples with |f| below this fraction of max|f|")
+    ident.add_argument("--v-eps", type=float, default=1e-3, help="velocity scale of the Coulomb term fc (m/s)")
+    ident.add_argument("--gap", type=float, default=0.0, help="dead-zone half-width of the kg term (m)")
+    ident.add_argument("--resample", action="store_true", help="resample irregularly sampled records to a uniform grid")
+    ident.add_argument("--validate", action="append", default=[], metavar="FILE",
+                       help="validation record (may be repeated); its first --n-init samples set the initial state")
+    ident.add_argument("--n-init", type=int, default=50, help="validation samples used for the initial state")
+    ident.add_argument("--json", metavar="OUT", help="write the result as JSON")
+    ident.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    ex = sub.add_parser("example", help="write an example record with a known answer")
+    ex.add_argument("name", choices=sorted(EXAMPLES), help="example system")
+    ex.add_argument("--out", required=True, help="output file (.csv or .parquet)")
+    ex.add_argument("--seed", type=int, help="noise RNG seed")
+    ex.add_argument("--amplitude", type=float, help="chirp amplitude (N)")
+    ex.add_argument("--f0", type=float, help="chirp start frequency (Hz)")
+    ex.add_argument("--f1", type=float, help="chirp end frequency (Hz)")
+    ex.add_argument("--duration", type=float, help="record length (s)")
+    ex.add_argument("--fs", type=float, help="sampling rate (Hz)")
+
+    sub.add_parser("terms", help="list the model terms with their units")
+    return p
+
+
+def _split(spec: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in spec.split(",") if s.strip())
+
+
+def _identify(args: argparse.Namespace) -> int:
+    from .estimate import FitOptions, identify
+    from .io import load_record, load_records
+    from .models import ModelSettings, TermModel
+    from .report import format_report, result_to_dict
+    from .validation import validate
+
+    records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample)
+    model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
+    options = FitOptions(
+        method=args.method, outputs=_split(args.outputs), estimate_x0=not args.fixed_x0,
+        input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
+    )
+    val_records = [load_record(v, columns=args.columns, units=args.units, resample=args.resample) for v in args.validate]
+    fit = identify(records, model, options=options)
+    validations = []
+    if fit.success and model.can_simulate:
+        validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
+    elif val_records:
+        fit_note = "not run: the identification failed" if not fit.success else "not run: the model has no m0"
+        print(f"validation {fit_note}", file=sys.stderr)
+    if not args.quiet:
+        print(format_report(fit, validations))
+    if args.json:
+        out = Path(args.json)
+        try:
+            out.write_text(json.dumps(result_to_dict(fit, validations), indent=2, allow_nan=False))
+        except OSError as exc:
+            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    return 0 if fit.success else 1
+
+
+def _example(args: argparse.Namespace) -> int:
+    from .examples import make_example
+    from .io import write_record
+
+    overrides = {k: v for k, v in {
+        "seed": args.seed, "amplitude_n": args.amplitude, "f0_hz": args.f0, "f1_hz": args.f1,
+        "duration_s": args.duration, "fs_hz": args.fs,
+    }.items() if v is not None}
+    rec = make_example(args.name, overrides=overrides)
+    try:
+        path = write_record(rec, args.out)
+    except OSError as exc:
+        raise NlidError(f"cannot write `{args.out}`: {exc.strerror}") from None
+    truth = ", ".join(f"{k}={v:g}" for k, v in rec.meta["true_parameters"].items())
+    print(f"wrote {path} ({rec.n} samples, {rec.fs:.6g} Hz; channels {','.join(rec.channels)}; truth {truth})")
+    return 0
+
+
+def _terms(_: argparse.Namespace) -> int:
+    from .models import TERMS
+
+    for t in TERMS.values():
+        print(f"{t.name:3s} {t.expr:18s} [{t.unit()}]  {t.description}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    try:
+        args = _build_parser().parse_args(argv)
+        handler = {"identify": _identify, "example": _example, "terms": _terms}[args.command]
+        return handler(args)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except NlidError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
+        if os.environ.get("NLID_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 3

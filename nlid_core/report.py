@@ -1,0 +1,143 @@
+"""Rendering of results to plain data (JSON) and readable text. No computation.
+
+The JSON layout is a public contract (CLI ``--json``, scripts, dashboard):
+``{"success", "message", "method", "terms", "equation", "parameters":
+{name: {"value", "stderr", "ci95": [lo, hi], "rel_stderr", "unit", "vary",
+"bounds", "flags", "notes"}}, "metrics": {...}, "diagnostics": {...},
+"initial_states": [...], "validation": {...} (when validated), "timing":
+{"compile_s", "equation_error_s", "output_error_s", "total_s"},
+"warnings": [...]}``. Non-finite numbers are written as ``null``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .estimate import FitResult
+from .validation import ValidationResult
+
+__all__ = ["result_to_dict", "format_report"]
+
+
+def _num(v: float) -> float | None:
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
+def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
+    """JSON-ready dict of a fit (and its validations)."""
+    unc = fit.uncertainty
+    out: dict[str, Any] = {
+        "nlid_version": __version__,
+        "success": fit.success,
+        "message": fit.message,
+        "method": fit.method,
+        "terms": list(fit.model.terms),
+        "equation": fit.equation(),
+        "parameters": {e.name: e.to_dict() for e in fit.estimates},
+        "metrics": {
+            "cost": _num(fit.cost),
+            "nfev": fit.nfev,
+            "channels": [m.to_dict() for m in fit.metrics],
+        },
+        "diagnostics": {
+            "condition_number_scaled": _num(unc.condition_number) if unc else None,
+            "rank": unc.rank if unc else None,
+            "n_estimated": len(unc.names) if unc else 0,
+            "weak_directions": list(fit.weak_directions),
+            "strong_correlations": [{"a": a, "b": b, "rho": rho} for a, b, rho in fit.correlated_pairs],
+            "correlation": {
+                "names": list(unc.names),
+                "matrix": [[_num(v) for v in row] for row in unc.correlation],
+            } if unc else None,
+        },
+        "initial_states": [
+            {"record": r.name, "x0": _num(r.x0[0]), "v0": _num(r.x0[1]),
+             "x0_stderr": _num(r.x0_stderr[0]), "v0_stderr": _num(r.x0_stderr[1])}
+            for r in fit.records
+        ],
+        "stages": {k: dict(v) for k, v in fit.stages.items()},
+        "options": {
+            "method": fit.options.method,
+            "outputs": list(fit.options.outputs),
+            "estimate_x0": fit.options.estimate_x0,
+            "input_hold": fit.options.input_hold,
+            "sample_step": fit.options.sample_step,
+            "force_threshold": fit.options.force_threshold,
+        },
+        "timing": {k: float(v) for k, v in fit.timing.items()},
+        "warnings": list(fit.warnings),
+    }
+    if validations:
+        vals = [v.to_dict() for v in validations]
+        out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
+    return out
+
+
+def _fmt(v: float, digits: int = 5) -> str:
+    return f"{v:.{digits}g}" if math.isfinite(v) else "inf"
+
+
+def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> str:
+    """Readable multi-line report: equation, parameter table, flags, metrics."""
+    lines = []
+    status = "OK" if fit.success else "FAILED"
+    lines.append(f"nlid identification [{status}] method={fit.method} terms={','.join(fit.model.terms)}")
+    lines.append(f"  {fit.message}")
+    lines.append("")
+    lines.append("Identified equation (value ± standard error):")
+    lines.append("  " + fit.equation())
+    lines.append("")
+    hdr = f"  {'param':6s} {'value':>13s} {'± stderr':>11s} {'rel':>8s}   {'95 % interval':>27s}  {'unit':12s} flags"
+    lines.append(hdr)
+    for e in fit.estimates:
+        rel = f"{100 * e.rel_stderr:.2f}%" if math.isfinite(e.rel_stderr) else "inf"
+        ci = f"[{_fmt(e.ci[0])}, {_fmt(e.ci[1])}]"
+        lines.append(
+            f"  {e.name:6s} {_fmt(e.value, 7):>13s} {_fmt(e.stderr, 3):>11s} {rel:>8s}   {ci:>27s}  {e.unit:12s}"
+            f" {','.join(e.flags)}"
+        )
+    notes = [(e.name, n) for e in fit.estimates for n in e.notes if e.vary]
+    if notes:
+        lines.append("")
+        lines.append("Flags:")
+        for name, note in notes:
+            lines.append(f"  {name}: {note}")
+    if fit.uncertainty is not None:
+        u = fit.uncertainty
+        lines.append("")
+        lines.append(f"Scaled condition number {_fmt(u.condition_number, 3)}, rank {u.rank} of {len(u.names)}")
+        for w in fit.weak_directions:
+            lines.append(f"  weak direction: {w}")
+    if fit.metrics:
+        lines.append("")
+        lines.append("Fit:")
+        for m in fit.metrics:
+            white = "white" if m.whiteness.white else f"NOT white (Ljung-Box p = {m.whiteness.p_value:.2g})"
+            lines.append(
+                f"  {m.record} {m.channel}: RMSE {_fmt(m.rmse, 4)} {m.unit}, NRMSE {_fmt(m.nrmse, 4)},"
+                f" fit {m.fit_percent:.2f} %, residual {white}"
+            )
+    for v in validations:
+        lines.append("")
+        if not v.success:
+            lines.append(f"Validation on {v.record}: FAILED: {v.message}")
+            continue
+        for m in v.metrics:
+            lines.append(
+                f"Validation on {v.record} {m.channel} (after {v.n_init} samples): RMSE {_fmt(m.rmse, 4)} {m.unit},"
+                f" NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %"
+            )
+    if fit.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        for w in fit.warnings:
+            lines.append(f"  {w}")
+    t = fit.timing
+    lines.append("")
+    lines.append(
+        "Timing: " + ", ".join(f"{k.removesuffix('_s')} {1000 * v:.1f} ms" for k, v in t.items())
+    )
+    return "\n".join(lines)

@@ -1,0 +1,174 @@
+"""Validation: simulate identified parameters on a record and score the fit.
+
+The initial state of a validation record is unknown in general. As in the
+nonlinear-benchmark convention (Silverbox: "the first 50 samples of a test
+part may set the initial state") it is estimated by output error on the
+first ``n_init`` samples with every model parameter held fixed; metrics are
+computed over the samples after them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import DataValidationError, ModelSpecError
+from .estimate import FitOptions, FitResult, output_error
+from .metrics import ChannelMetrics, channel_metrics
+from .models import TermModel
+from .params import ParameterSet
+from .record import MIN_SAMPLES, Record
+from .simulate import simulate
+
+__all__ = ["INIT_METHODS", "ValidationResult", "validate"]
+
+FloatArray = NDArray[np.float64]
+INIT_METHODS = ("estimate", "data", "zero")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationResult:
+    """Simulated against measured response on one record.
+
+    Attributes
+    ----------
+    success : bool
+        False when the simulation diverged (metrics are then empty).
+    message : str
+    record : str
+    t : (n,) ndarray
+    measured : mapping
+        Channel -> measured signal.
+    predicted : mapping
+        ``x``, ``v``, ``a`` simulated.
+    metrics : tuple of ChannelMetrics
+        Over samples ``n_init:``.
+    n_init : int
+    x0 : (float, float)
+    init : str
+    """
+
+    success: bool
+    message: str
+    record: str
+    t: FloatArray
+    measured: Mapping[str, FloatArray]
+    predicted: Mapping[str, FloatArray]
+    metrics: tuple[ChannelMetrics, ...]
+    n_init: int
+    x0: tuple[float, float]
+    init: str
+    units: Mapping[str, str]
+
+    def metric(self, channel: str) -> ChannelMetrics:
+        for m in self.metrics:
+            if m.channel == channel:
+                return m
+        raise KeyError(f"no metrics for channel `{channel}`")
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "success": self.success,
+            "message": self.message,
+            "record": self.record,
+            "n_init": self.n_init,
+            "init": self.init,
+            "x0": list(self.x0),
+            "channels": {m.channel: m.to_dict() for m in self.metrics},
+        }
+        if self.metrics:
+            first = self.metrics[0]
+            out.update({"rmse": first.rmse, "nrmse": first.nrmse, "fit_percent": first.fit_percent,
+                        "channel": first.channel, "unit": first.unit})
+        return out
+
+
+def validate(
+    fit: FitResult | tuple[TermModel, ParameterSet],
+    record: Record,
+    *,
+    outputs: Sequence[str] | None = None,
+    init: str = "estimate",
+    n_init: int = 50,
+    input_hold: str | None = None,
+    substeps: int | None = None,
+) -> ValidationResult:
+    """Simulate ``fit`` on ``record`` and compute metrics.
+
+    Parameters
+    ----------
+    fit : FitResult or (TermModel, ParameterSet)
+    record : Record
+        A record not used for fitting (e.g. another excitation level).
+    outputs : sequence of str or None
+        Channels to score; default: the measured ones among x, v, a.
+    init : {"estimate", "data", "zero"}
+        Initial state: estimated from the first ``n_init`` samples, taken
+        from the data's first sample, or zero.
+    n_init : int
+        Samples reserved for the initial state (excluded from the metrics).
+    input_hold : str or None
+        Input reconstruction; default that of the fit (cubic otherwise).
+    substeps : int or None
+
+    Returns
+    -------
+    ValidationResult
+    """
+    if isinstance(fit, FitResult):
+        model, params = fit.model, fit.parameters
+        hold = input_hold or fit.options.input_hold
+    else:
+        model, params = fit
+        hold = input_hold or "cubic"
+    if init not in INIT_METHODS:
+        raise ModelSpecError(f"unknown `init` {init!r}; choose from {', '.join(INIT_METHODS)}")
+    model.require_simulable()
+    outs = tuple(outputs) if outputs is not None else record.measured
+    for c in outs:
+        if c not in record.measured:
+            raise DataValidationError(f"validation record `{record.name}` has no measured `{c}` channel")
+    n_init = int(n_init)
+    if n_init < 0 or record.n - n_init < MIN_SAMPLES:
+        raise DataValidationError(
+            f"`n_init` = {n_init} leaves {record.n - n_init} samples of `{record.name}` to validate on"
+        )
+    if init == "zero":
+        x0 = (0.0, 0.0)
+    elif init == "data" or n_init < MIN_SAMPLES:
+        v0 = float(record.v[0]) if record.v is not None else float(np.gradient(record.x[:3], record.t[:3])[0])
+        x0 = (float(record.x[0]), v0)
+    else:
+        head = record.slice(0, n_init)
+        fixed = params.fix(*params.names)
+        est = output_error(
+            head, model, fixed,
+            FitOptions(method="output-error", outputs=("x",), estimate_x0=True, input_hold=hold, substeps=substeps),
+        )
+        if not est.success or not est.records:
+            return _failed(record, outs, n_init, init, f"initial state could not be estimated: {est.message}")
+        x0 = est.records[0].x0
+    sim = simulate(model, record.t, record.f, params, x0, input_hold=hold, substeps=substeps,
+                   x_limit=1e3 * max(float(np.max(np.abs(record.x))), 1e-300) + abs(x0[0]))
+    measured = {c: np.asarray(getattr(record, c)) for c in ("f", "x", "v", "a") if getattr(record, c) is not None}
+    predicted = {"x": sim.x, "v": sim.v, "a": sim.a}
+    units = {c: record.unit(c) for c in ("f", "x", "v", "a")}
+    if not sim.success:
+        return ValidationResult(success=False, message=f"validation simulation failed: {sim.message}",
+                                record=record.name, t=record.t, measured=measured, predicted=predicted,
+                                metrics=(), n_init=n_init, x0=x0, init=init, units=units)
+    sl = slice(n_init, None)
+    metrics = tuple(channel_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl])
+                    for c in outs)
+    return ValidationResult(success=True, message="validation simulation completed", record=record.name,
+                            t=record.t, measured=measured, predicted=predicted, metrics=metrics, n_init=n_init,
+                            x0=x0, init=init, units=units)
+
+
+def _failed(record: Record, outs: Sequence[str], n_init: int, init: str, message: str) -> ValidationResult:
+    return ValidationResult(success=False, message=message, record=record.name, t=record.t, measured={},
+                            predicted={}, metrics=(), n_init=n_init, x0=(float("nan"), float("nan")), init=init,
+                            units={})
