@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from .estimate import METHODS
+    from .estimate import INITIAL_STATES, METHODS
     from .examples import EXAMPLES
     from .models import DEFAULT_TERMS, TERMS
     from .simulate import INPUT_HOLDS
@@ -47,7 +47,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help=f"model terms from {','.join(TERMS)} (default {','.join(DEFAULT_TERMS)})")
     ident.add_argument("--method", default="two-stage", choices=METHODS)
     ident.add_argument("--outputs", default="x", help="output-error channels among x,v,a (measured only); default x")
-    ident.add_argument("--fixed-x0", action="store_true", help="hold the initial state at the first sample (default: estimate it)")
+    ident.add_argument("--initial-state", default="auto", choices=INITIAL_STATES,
+                       help="initial state per record: estimated, at rest, first sample, or auto (rest when the"
+                            " record starts at rest, else estimated)")
     ident.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
     ident.add_argument("--sample-step", type=int, default=1, help="use every k-th sample in the residual")
     ident.add_argument("--force-threshold", type=float, default=0.0,
@@ -89,7 +91,7 @@ def _identify(args: argparse.Namespace) -> int:
     records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample)
     model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
     options = FitOptions(
-        method=args.method, outputs=_split(args.outputs), estimate_x0=not args.fixed_x0,
+        method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
         input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
     )
     val_records = [load_record(v, columns=args.columns, units=args.units, resample=args.resample) for v in args.validate]

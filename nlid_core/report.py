@@ -55,14 +55,14 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
         },
         "initial_states": [
             {"record": r.name, "x0": _num(r.x0[0]), "v0": _num(r.x0[1]),
-             "x0_stderr": _num(r.x0_stderr[0]), "v0_stderr": _num(r.x0_stderr[1])}
+             "x0_stderr": _num(r.x0_stderr[0]), "v0_stderr": _num(r.x0_stderr[1]), "mode": r.x0_mode}
             for r in fit.records
         ],
         "stages": {k: dict(v) for k, v in fit.stages.items()},
         "options": {
             "method": fit.options.method,
             "outputs": list(fit.options.outputs),
-            "estimate_x0": fit.options.estimate_x0,
+            "initial_state": fit.options.initial_state,
             "input_hold": fit.options.input_hold,
             "sample_step": fit.options.sample_step,
             "force_threshold": fit.options.force_threshold,

@@ -146,7 +146,7 @@ def validate(
         fixed = params.fix(*params.names)
         est = output_error(
             head, model, fixed,
-            FitOptions(method="output-error", outputs=("x",), estimate_x0=True, input_hold=hold, substeps=substeps),
+            FitOptions(method="output-error", outputs=("x",), initial_state="estimate", input_hold=hold, substeps=substeps),
         )
         if not est.success or not est.records:
             return _failed(record, outs, n_init, init, f"initial state could not be estimated: {est.message}")
