@@ -24,9 +24,14 @@ DIVERGED = 1
 NONPOSITIVE_MASS = 2
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, inline="always", error_model="numpy")
 def _accel(x, v, f, theta, codes, v_eps, gap, want, dadth):  # type: ignore[no-untyped-def]
-    """Return (a, da/dx, da/dv, mass) and fill dadth (p,) when ``want``."""
+    """Return (a, da/dx, da/dv, mass) and fill dadth[:p] with da/dθ.
+
+    One pass evaluates each term's regressor φ_j (stored in ``dadth``), its
+    contribution and its x/v derivatives; then da/dθ_j = −φ_j/M for force
+    terms and −a·φ_j/M for inertia terms (codes 0, 1).
+    """
     p = codes.size
     mass = 0.0
     dmass = 0.0
@@ -37,76 +42,61 @@ def _accel(x, v, f, theta, codes, v_eps, gap, want, dadth):  # type: ignore[no-u
         c = codes[j]
         th = theta[j]
         if c == 0:  # m0
+            phi = 1.0
             mass += th
         elif c == 1:  # m1 x^2
-            mass += th * x * x
+            phi = x * x
+            mass += th * phi
             dmass += 2.0 * th * x
         elif c == 2:  # c1 v
-            g += th * v
+            phi = v
             dgv += th
         elif c == 3:  # c2 |v| v
-            g += th * abs(v) * v
+            phi = abs(v) * v
             dgv += 2.0 * th * abs(v)
         elif c == 4:  # fc tanh(v/eps)
-            tv = np.tanh(v / v_eps)
-            g += th * tv
-            dgv += th * (1.0 - tv * tv) / v_eps
+            phi = np.tanh(v / v_eps)
+            dgv += th * (1.0 - phi * phi) / v_eps
         elif c == 5:  # k1 x
-            g += th * x
+            phi = x
             dgx += th
         elif c == 6:  # k2 x^2
-            g += th * x * x
+            phi = x * x
             dgx += 2.0 * th * x
         elif c == 7:  # k3 x^3
-            g += th * x * x * x
+            phi = x * x * x
             dgx += 3.0 * th * x * x
         elif c == 8:  # kg dz(x, gap)
             if x > gap:
-                g += th * (x - gap)
+                phi = x - gap
                 dgx += th
             elif x < -gap:
-                g += th * (x + gap)
+                phi = x + gap
                 dgx += th
-        elif c == 9:  # f0
-            g += th
+            else:
+                phi = 0.0
+        else:  # 9: f0
+            phi = 1.0
+        if c > 1:
+            g += th * phi
+        dadth[j] = phi
     if not mass > 0.0:
         return 0.0, 0.0, 0.0, mass
-    a = (f - g) / mass
+    inv_m = 1.0 / mass
+    a = (f - g) * inv_m
     if want:
         for j in range(p):
-            c = codes[j]
-            if c == 0:
-                dadth[j] = -a / mass
-            elif c == 1:
-                dadth[j] = -a * x * x / mass
-            elif c == 2:
-                dadth[j] = -v / mass
-            elif c == 3:
-                dadth[j] = -abs(v) * v / mass
-            elif c == 4:
-                dadth[j] = -np.tanh(v / v_eps) / mass
-            elif c == 5:
-                dadth[j] = -x / mass
-            elif c == 6:
-                dadth[j] = -x * x / mass
-            elif c == 7:
-                dadth[j] = -x * x * x / mass
-            elif c == 8:
-                if x > gap:
-                    dadth[j] = -(x - gap) / mass
-                elif x < -gap:
-                    dadth[j] = -(x + gap) / mass
-                else:
-                    dadth[j] = 0.0
-            elif c == 9:
-                dadth[j] = -1.0 / mass
-    dadx = (-dgx - a * dmass) / mass
-    dadv = -dgv / mass
+            if codes[j] > 1:
+                dadth[j] = -dadth[j] * inv_m
+            else:
+                dadth[j] = -a * dadth[j] * inv_m
+    dadx = (-dgx - a * dmass) * inv_m
+    dadv = -dgv * inv_m
     return a, dadx, dadv, mass
 
 
-@njit(cache=True, fastmath=False)
-def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, out_ch, x_limit):  # type: ignore[no-untyped-def]
+@njit(cache=True, error_model="numpy")
+def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, with_x0, out_ch, x_limit):  # type: ignore[no-untyped-def]
     """Integrate the term model over the sample grid ``t``.
 
     Returns
@@ -114,7 +104,8 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
     y : (n, 3) ndarray
         x, ẋ, ẍ at the samples.
     sens : (n, len(out_ch), p + 2) ndarray
-        ∂(output channel)/∂(θ, x0, v0) at the samples (shape (1, 1, 1) when
+        ∂(output channel)/∂(θ, x0, v0) at the samples (p columns, without the
+        initial state, when ``with_x0`` is False; shape (1, 1, 1) when
         ``want_sens`` is False).
     status : int
         0 ok, 1 diverged (non-finite or |x| > x_limit), 2 non-positive mass.
@@ -123,19 +114,20 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
     """
     n = t.size
     p = codes.size
-    q = p + 2
+    q = p + 2 if with_x0 else p
     nc = out_ch.size
     y = np.full((n, 3), np.nan)
     if want_sens:
         sens = np.full((n, nc, q), np.nan)
     else:
         sens = np.zeros((1, 1, 1))
-    dadth = np.zeros(p)
+    dadth = np.zeros(p + 2)  # entries p, p+1 (initial state) stay 0
     # sensitivities: Sx[k], Sv[k] for k in 0..q-1
     Sx = np.zeros(q)
     Sv = np.zeros(q)
-    Sx[p] = 1.0
-    Sv[p + 1] = 1.0
+    if with_x0:
+        Sx[p] = 1.0
+        Sv[p + 1] = 1.0
     k1x = np.zeros(q)
     k1v = np.zeros(q)
     k2x = np.zeros(q)
@@ -144,8 +136,6 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
     k3v = np.zeros(q)
     k4x = np.zeros(q)
     k4v = np.zeros(q)
-    tx = np.zeros(q)
-    tv = np.zeros(q)
     x = x0
     v = v0
     stride = 2 * nsub
@@ -168,10 +158,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
                     elif ch == 1:
                         sens[i, c, k] = Sv[k]
                     else:
-                        s = dadx * Sx[k] + dadv * Sv[k]
-                        if k < p:
-                            s += dadth[k]
-                        sens[i, c, k] = s
+                        sens[i, c, k] = dadx * Sx[k] + dadv * Sv[k] + dadth[k]
         if i == n - 1:
             break
         h = (t[i + 1] - t[i]) / nsub
@@ -190,7 +177,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
             if want_sens:
                 for k in range(q):
                     k1x[k] = Sv[k]
-                    k1v[k] = ax1 * Sx[k] + av1 * Sv[k] + (dadth[k] if k < p else 0.0)
+                    k1v[k] = ax1 * Sx[k] + av1 * Sv[k] + dadth[k]
             # stage 2
             x2 = x + 0.5 * h * kx1
             v2 = v + 0.5 * h * kv1
@@ -201,11 +188,10 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
             kv2 = a2
             if want_sens:
                 for k in range(q):
-                    tx[k] = Sx[k] + 0.5 * h * k1x[k]
-                    tv[k] = Sv[k] + 0.5 * h * k1v[k]
-                for k in range(q):
-                    k2x[k] = tv[k]
-                    k2v[k] = ax2 * tx[k] + av2 * tv[k] + (dadth[k] if k < p else 0.0)
+                    txk = Sx[k] + 0.5 * h * k1x[k]
+                    tvk = Sv[k] + 0.5 * h * k1v[k]
+                    k2x[k] = tvk
+                    k2v[k] = ax2 * txk + av2 * tvk + dadth[k]
             # stage 3
             x3 = x + 0.5 * h * kx2
             v3 = v + 0.5 * h * kv2
@@ -216,11 +202,10 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
             kv3 = a3
             if want_sens:
                 for k in range(q):
-                    tx[k] = Sx[k] + 0.5 * h * k2x[k]
-                    tv[k] = Sv[k] + 0.5 * h * k2v[k]
-                for k in range(q):
-                    k3x[k] = tv[k]
-                    k3v[k] = ax3 * tx[k] + av3 * tv[k] + (dadth[k] if k < p else 0.0)
+                    txk = Sx[k] + 0.5 * h * k2x[k]
+                    tvk = Sv[k] + 0.5 * h * k2v[k]
+                    k3x[k] = tvk
+                    k3v[k] = ax3 * txk + av3 * tvk + dadth[k]
             # stage 4
             x4 = x + h * kx3
             v4 = v + h * kv3
@@ -231,11 +216,10 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
             kv4 = a4
             if want_sens:
                 for k in range(q):
-                    tx[k] = Sx[k] + h * k3x[k]
-                    tv[k] = Sv[k] + h * k3v[k]
-                for k in range(q):
-                    k4x[k] = tv[k]
-                    k4v[k] = ax4 * tx[k] + av4 * tv[k] + (dadth[k] if k < p else 0.0)
+                    txk = Sx[k] + h * k3x[k]
+                    tvk = Sv[k] + h * k3v[k]
+                    k4x[k] = tvk
+                    k4v[k] = ax4 * txk + av4 * tvk + dadth[k]
                 for k in range(q):
                     Sx[k] += h / 6.0 * (k1x[k] + 2.0 * k2x[k] + 2.0 * k3x[k] + k4x[k])
                     Sv[k] += h / 6.0 * (k1v[k] + 2.0 * k2v[k] + 2.0 * k3v[k] + k4v[k])
@@ -244,3 +228,20 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, o
             if not (np.isfinite(x) and np.isfinite(v)) or abs(x) > x_limit:
                 return y, sens, DIVERGED, i + 1
     return y, sens, OK, n
+
+
+@njit(cache=True)
+def max_rate(x_range, v_range, n_grid, theta, codes, v_eps, gap):  # type: ignore[no-untyped-def]
+    """Largest |∂a/∂v| + sqrt(|∂a/∂x|) over a grid of |x| <= x_range, |v| <= v_range."""
+    dadth = np.zeros(codes.size + 2)
+    rate = 0.0
+    for i in range(n_grid):
+        xi = -x_range + 2.0 * x_range * i / (n_grid - 1)
+        for j in range(n_grid):
+            vj = -v_range + 2.0 * v_range * j / (n_grid - 1)
+            _, dadx, dadv, mass = _accel(xi, vj, 0.0, theta, codes, v_eps, gap, False, dadth)
+            if mass > 0.0:
+                r = abs(dadv) + np.sqrt(abs(dadx))
+                if r > rate:
+                    rate = r
+    return rate

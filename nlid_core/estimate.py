@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -43,7 +44,7 @@ from .metrics import ChannelMetrics, channel_metrics
 from .models import TermModel
 from .params import ParameterSet
 from .record import Record
-from .simulate import INPUT_HOLDS, OUTPUT_CHANNELS, SimulationResult, auto_substeps, simulate, warm_up
+from .simulate import INPUT_HOLDS, OUTPUT_CHANNELS, SimulationResult, auto_substeps, fine_input, simulate, warm_up
 
 __all__ = [
     "METHODS",
@@ -487,20 +488,19 @@ def equation_error(
         lam = math.sqrt(opts.prior.lam)
         As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
         bb = np.concatenate([b, lam * z0[sel_rows]])
-    sol = lsq_linear(As, bb, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+    # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor
+    q_mat, r_mat = np.linalg.qr(As, mode="reduced")
+    sol = lsq_linear(r_mat, q_mat.T @ bb, bounds=(lb, ub), method="bvls", lsmr_tol=None)
     z = sol.x
-    theta_free = z / norms
     values = params.values.copy()
-    values[free] = theta_free
+    values[free] = z / norms
     fitted = params.with_values(values, clip=True)
     n_data = A.shape[0]
     r_all = As @ z - bb
-    jac = As * 1.0
-    jac = jac / (1.0 / norms)  # back to ∂r/∂θ in physical units (columns × norms)
-    jac = As[:, :] * norms  # noqa: F841 (kept explicit below)
-    jac_phys = np.vstack([A, As[n_data:] * norms]) if As.shape[0] > n_data else A
+    dof = max(n_data - A.shape[1], 1)
     unc = uncertainty_from_jacobian(
-        jac_phys, r_all, params.free_names, confidence=opts.confidence, extra_rows=As.shape[0] - n_data
+        r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
+        sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
     )
     active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
@@ -571,8 +571,10 @@ class _OEProblem:
         self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
         self.substeps = [1] * self.nrec
         self.nfev = 0
-        self._cache_key: bytes | None = None
-        self._cache: list[SimulationResult] = []
+        # the last few evaluated points (trf evaluates the residual, then the Jacobian at the same point,
+        # and the result is usually one of the last points tried)
+        self._cache: OrderedDict[bytes, list[SimulationResult]] = OrderedDict()
+        self._fine: dict[tuple[int, int], FloatArray] = {}
         groups = []
         g = 0
         for k in range(self.nrec):
@@ -588,16 +590,53 @@ class _OEProblem:
         self.n_x0 = 2 * len(self.x0_pos)
         self.prior_jp = np.zeros((0, self.pf))
 
+    def fine_input(self, k: int, nsub: int | None = None) -> FloatArray:
+        """Input of record k at every half substep (cached; the grid for 2·nsub is made at once,
+        since the step-doubling check needs it and the grid for nsub is every other point of it)."""
+        nsub = self.substeps[k] if nsub is None else nsub
+        key = (k, nsub)
+        if key not in self._fine:
+            if (k, 2 * nsub) not in self._fine:
+                r = self.recs[k]
+                self._fine[(k, 2 * nsub)] = fine_input(r.t, r.f, 2 * nsub, self.opts.input_hold)
+            self._fine[key] = np.ascontiguousarray(self._fine[(k, 2 * nsub)][::2])
+        return self._fine[key]
+
+    def too_coarse(self, z: FloatArray) -> list[bool]:
+        """Step-doubling check: is the integration error above 5 % of each record's residual rms?"""
+        sims = self.simulate_all(z)
+        theta, x0s = self.unpack(z)
+        out = []
+        for k, r in enumerate(self.recs):
+            if k >= len(sims) or not sims[k].success:
+                out.append(False)
+                continue
+            fine_sim = simulate(self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
+                                substeps=2 * self.substeps[k], fine=self.fine_input(k, 2 * self.substeps[k]))
+            sel = self.idx[k]
+            err = np.concatenate([self.weight[c] * (fine_sim.output(c) - sims[k].output(c))[sel] for c in self.outputs])
+            res = np.concatenate([self.weight[c] * (sims[k].output(c) - r.channel(c))[sel] for c in self.outputs])
+            out.append(bool(np.sqrt(np.mean(err**2)) > INTEGRATION_TOL * np.sqrt(np.mean(res**2))))
+        return out
+
     def choose_substeps(self, theta: FloatArray) -> list[int]:
         return [_substeps_for(r, self.model, theta, self.opts) for r in self.recs]
 
     # variable packing: z = [(theta_free - off_theta) / s_theta, (x0 - off_x0) / s_x0 ...]; z = 0 at the start,
     # so the solver's first trust region (radius 1 when z0 = 0) allows about a 10 % change of each parameter
     def set_scaling(self, s_theta: FloatArray, s_x0: FloatArray, off_theta: FloatArray, off_x0: FloatArray) -> None:
+        same_point = np.array_equal(off_theta, getattr(self, "off_theta", None)) and np.array_equal(
+            off_x0, getattr(self, "off_x0", None)
+        )
         self.s_theta = s_theta
         self.s_x0 = s_x0
         self.off_theta = off_theta
         self.off_x0 = off_x0
+        # z means something else now, except z = 0 when the offsets (the start point) are unchanged
+        zero = np.zeros(self.pf + self.n_x0).tobytes()
+        kept = {k: v for k, v in self._cache.items() if same_point and k[:-1] == zero}
+        self._cache.clear()
+        self._cache.update(kept)
 
     def unpack(self, z: FloatArray) -> tuple[FloatArray, list[tuple[float, float]]]:
         theta = self.params.values.copy()
@@ -616,15 +655,17 @@ class _OEProblem:
 
     def simulate_all(self, z: FloatArray, sens: bool = True) -> list[SimulationResult]:
         key = z.tobytes() + bytes([sens])
-        if key == self._cache_key:
-            return self._cache
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
         theta, x0s = self.unpack(z)
         sims = []
         for k, r in enumerate(self.recs):
             sims.append(
                 simulate(
                     self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
-                    substeps=self.substeps[k], sensitivities=sens, outputs=self.outputs,
+                    substeps=self.substeps[k], sensitivities=sens, outputs=self.outputs, fine=self.fine_input(k),
+                    initial_state_sensitivities=k in self.x0_pos,
                     x_limit=1e3 * max(float(np.max(np.abs(r.x))), 1e-300) + abs(x0s[k][0]),
                 )
             )
@@ -633,7 +674,9 @@ class _OEProblem:
         self.nfev += 1
         if self.progress is not None:
             self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev), f"evaluation {self.nfev}")
-        self._cache_key, self._cache = key, sims
+        self._cache[key] = sims
+        if len(self._cache) > 4:
+            self._cache.popitem(last=False)
         return sims
 
     def residual(self, z: FloatArray) -> FloatArray:
@@ -796,13 +839,16 @@ def output_error(
     if len(sims) < len(recs) or not all(s.success for s in sims):
         bad = sims[-1]
         return _failed(model, params, recs, opts, f"the start values cannot be simulated: {bad.message}", start)
+    # floor each parameter's scale at the change that moves the residual by its current norm, so a parameter
+    # starting at (or next to) zero can still move
     jac0 = prob.jacobian(z0)
-    cn = np.linalg.norm(jac0[:, : prob.pf], axis=0)
-    zero_start = s_theta == 0
-    if zero_start.any():
-        s_new = prob.s_theta.copy()
-        s_new[zero_start] = np.where(cn[zero_start] > 0, 1.0 / np.where(cn[zero_start] > 0, cn[zero_start], 1.0), 1.0)
-        prob.set_scaling(s_new, s_x0, theta_free0, off_x0)
+    cn_phys = np.linalg.norm(jac0[:, : prob.pf], axis=0) / prob.s_theta
+    r0_norm = float(np.linalg.norm(prob.residual(z0)))
+    floor = np.where(cn_phys > 0, r0_norm / np.where(cn_phys > 0, cn_phys, 1.0), 0.0)
+    s_new = np.maximum(s_theta, floor)
+    s_new = np.where(s_new > 0, s_new, 1.0)
+    if not np.array_equal(s_new, prob.s_theta):
+        prob.set_scaling(s_new, s_x0, theta_free0, off_x0)  # same point z = 0: its simulation is kept
         z0 = prob.pack(theta0, x0s)
     if opts.prior is not None and opts.prior.lam > 0:
         jac0 = prob.jacobian(z0)
@@ -814,22 +860,34 @@ def output_error(
     lb = np.concatenate([(params.lower[params.free_mask] - theta_free0) / prob.s_theta, np.full(prob.n_x0, -np.inf)])
     ub = np.concatenate([(params.upper[params.free_mask] - theta_free0) / prob.s_theta, np.full(prob.n_x0, np.inf)])
     z0 = np.clip(z0, lb, ub)
+    # A start on (or within a tenth of a scale of) a bound makes the reflective trust region crawl. The first
+    # solve therefore lets such parameters go one scale unit past their bound; if the solution uses that room,
+    # it is solved again from the clipped point with the true bounds.
+    lb_run = np.where(lb > -0.1, np.minimum(lb, -1.0), lb)
+    ub_run = np.where(ub < 0.1, np.maximum(ub, 1.0), ub)
     warns: list[str] = []
     sol = None
-    for attempt in range(2):
+    for attempt in range(MAX_REFINEMENTS + 2):
         try:
             sol = least_squares(
-                prob.residual, z0, jac=prob.jacobian, bounds=(lb, ub), method="trf", x_scale=1.0,
+                prob.residual, z0, jac=prob.jacobian, bounds=(lb_run, ub_run), method="trf", x_scale=1.0,
                 ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
             )
         except ValueError as exc:
             return _failed(model, params, recs, opts, f"output error failed: {exc}", start)
+        if np.any(sol.x < lb) or np.any(sol.x > ub):
+            lb_run, ub_run = lb, ub
+            z0 = np.clip(sol.x, lb, ub)
+            continue
         theta_hat, _ = prob.unpack(sol.x)
-        need = prob.choose_substeps(theta_hat)
-        if attempt == 0 and any(n > u for n, u in zip(need, prob.substeps, strict=True)):
-            warns.append(f"refined with {max(need)} RK4 substeps per sample for the estimated dynamics")
+        need = [max(a, b) for a, b in zip(prob.choose_substeps(theta_hat), prob.substeps, strict=True)]
+        if opts.substeps is None:
+            need = [2 * n if coarse else n for n, coarse in zip(need, prob.too_coarse(sol.x), strict=True)]
+        if attempt < MAX_REFINEMENTS and need != prob.substeps:
+            warns.append(f"refined to {max(need)} RK4 substeps per sample: the integration error at the estimate"
+                         " was not negligible against the residual")
             prob.substeps = need
-            prob._cache_key = None
+            prob._cache.clear()
             z0 = sol.x
             continue
         break
@@ -853,10 +911,9 @@ def output_error(
     elapsed = time.perf_counter() - start
     # final simulations on every sample for predictions and metrics
     rfits, metrics = [], []
+    final_sims = prob.simulate_all(z_hat)
     for k, r in enumerate(recs):
-        sim = simulate(
-            model, r.t, r.f, fitted.values, x0_hat[k], input_hold=opts.input_hold, substeps=prob.substeps[k],
-        )
+        sim = final_sims[k]
         if k in prob.x0_pos:
             names = prob.names()
             se_x = (float(unc.stderr[names.index(f"x0[{k}]")]), float(unc.stderr[names.index(f"v0[{k}]")]))
@@ -896,6 +953,10 @@ def output_error(
     )
 
 
+#: Integration error allowed at the estimate, as a fraction of the residual rms (step-doubling check).
+INTEGRATION_TOL = 0.05
+#: How often the substeps may be doubled after a fit.
+MAX_REFINEMENTS = 3
 #: Above this NRMSE of the start's simulated displacement, output error is first run on short segments.
 START_NRMSE_LIMIT = 0.3
 #: Segment length in periods of the response's dominant frequency, and the most segments per record.

@@ -93,6 +93,8 @@ def uncertainty_from_jacobian(
     confidence: float = 0.95,
     rank_rtol: float = RANK_RTOL,
     extra_rows: int = 0,
+    sigma2: float | None = None,
+    dof: int | None = None,
 ) -> Uncertainty:
     """Covariance, standard errors and diagnostics from a residual Jacobian.
 
@@ -113,6 +115,10 @@ def uncertainty_from_jacobian(
     extra_rows : int
         Trailing rows of ``jac`` that are prior (regularisation) rows, not
         data; they enter the information but not the noise estimate.
+    sigma2, dof : float, int or None
+        Known residual variance and degrees of freedom (one noise group);
+        then ``jac`` may be any factor with the same ``JᵀJ`` (e.g. the R of a
+        QR decomposition) and ``residual`` is not used.
     """
     jac = np.asarray(jac, dtype=np.float64)
     r = np.asarray(residual, dtype=np.float64)
@@ -129,6 +135,10 @@ def uncertainty_from_jacobian(
     inv_s2 = np.where(keep, 1.0 / np.where(keep, s, 1.0) ** 2, 0.0)
     dinv = np.where(norms > 0, 1.0 / safe, 0.0)
     pinv = (dinv[:, None] * v) @ np.diag(inv_s2) @ (v.T * dinv[None, :])
+    if sigma2 is not None:
+        dof_known = int(dof) if dof is not None else max(m_data - n, 1)
+        return _finish(names, jac, pinv, float(sigma2) * pinv, v, s, keep, norms, smax, rank, dof_known,
+                       np.array([np.sqrt(sigma2)]), confidence)
     dof = max(m_data - n, 1)
     g = np.zeros(m_data, dtype=np.int64) if groups is None else np.asarray(groups[:m_data], dtype=np.int64)
     ng = int(g.max()) + 1 if g.size else 1
@@ -148,6 +158,25 @@ def uncertainty_from_jacobian(
             jp = jac[m_data:]
             meat = meat + float(np.mean(sig2)) * (jp.T @ jp)
         cov = pinv @ meat @ pinv
+    return _finish(names, jac, pinv, cov, v, s, keep, norms, smax, rank, dof, np.sqrt(sig2), confidence)
+
+
+def _finish(
+    names: Sequence[str],
+    jac: FloatArray,
+    pinv: FloatArray,
+    cov: FloatArray,
+    v: FloatArray,
+    s: FloatArray,
+    keep: NDArray[np.bool_],
+    norms: FloatArray,
+    smax: float,
+    rank: int,
+    dof: int,
+    sigma: FloatArray,
+    confidence: float,
+) -> Uncertainty:
+    n = jac.shape[1]
     var = np.diag(cov).copy()
     # directions outside the numerical range have unbounded variance
     null = v[:, ~keep]
@@ -174,7 +203,7 @@ def uncertainty_from_jacobian(
         rank=rank,
         directions=v,
         dof=dof,
-        sigma=np.sqrt(sig2),
+        sigma=sigma,
     )
 
 

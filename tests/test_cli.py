@@ -1,0 +1,146 @@
+"""The CLI contract: JSON layout, exit codes, one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nlid_core.cli import main
+from nlid_core.examples import SEED_TRUTH
+from nlid_core.io import write_record
+
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def seed_csv(tmp_path_factory, seed_record):
+    path = tmp_path_factory.mktemp("cli") / "seed.csv"
+    write_record(seed_record, path)
+    return path
+
+
+def test_identify_writes_the_json_contract(seed_csv, tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    status = main(["identify", str(seed_csv), "--json", str(out)])
+    assert status == 0
+    text = capsys.readouterr().out
+    assert "Identified equation" in text and "k3" in text
+    doc = json.loads(out.read_text())
+    assert doc["success"] is True and doc["method"] == "two-stage"
+    assert doc["terms"] == ["m0", "m1", "c1", "c2", "k1", "k3"]
+    for name, truth in SEED_TRUTH.items():
+        p = doc["parameters"][name]
+        assert set(p) >= {"value", "stderr", "ci95", "unit", "flags"}
+        assert p["ci95"][0] < p["value"] < p["ci95"][1]
+        if name != "m1":
+            assert abs(p["value"] - truth) < 0.03 * truth
+    assert doc["parameters"]["k1"]["unit"] == "N/m"
+    assert set(doc["timing"]) == {"compile_s", "equation_error_s", "output_error_s", "total_s"}
+    assert doc["metrics"]["channels"][0]["channel"] == "x"
+    assert "validation" not in doc
+
+
+def test_identify_with_validation_and_column_mapping(tmp_path, capsys):
+    from nlid_core.examples import make_example
+
+    train = make_example("seed", overrides={"noise": {"x": 1e-4}, "measured": ("x",)})
+    val = make_example("seed", overrides={"noise": {"x": 1e-4}, "measured": ("x",), "amplitude_n": 15.0, "seed": 3})
+    import pandas as pd
+
+    for rec, name in ((train, "train.csv"), (val, "val.csv")):
+        pd.DataFrame({"time": rec.t, "force": rec.f, "disp_mm": rec.x * 1e3}).to_csv(tmp_path / name, index=False)
+    out = tmp_path / "fit.json"
+    status = main([
+        "identify", str(tmp_path / "train.csv"), "--columns", "t=time,f=force,x=disp_mm", "--units", "x=mm",
+        "--terms", "m0,c1,c2,k1,k3", "--validate", str(tmp_path / "val.csv"), "--json", str(out), "--quiet",
+    ])
+    assert status == 0
+    doc = json.loads(out.read_text())
+    v = doc["validation"]
+    assert v["success"] and v["unit"] == "m"
+    # a model without m1 still predicts the other level to about the noise (1e-4 m)
+    assert v["rmse"] < 3e-4 and v["fit_percent"] > 95
+
+
+def test_example_command(tmp_path, capsys):
+    out = tmp_path / "soft.parquet"
+    assert main(["example", "softening", "--out", str(out), "--seed", "3"]) == 0
+    assert out.is_file()
+    assert "wrote" in capsys.readouterr().out
+
+
+def _bad_files(tmp_path):
+    ok = "t,f,x\n" + "".join(f"{i * 0.01},{np.sin(i / 5)},{np.cos(i / 5)}\n" for i in range(200))
+    lines = ok.splitlines()
+    files = {
+        "empty.csv": "",
+        "header_only.csv": "t,f,x\n",
+        "nan_rows.csv": "\n".join(lines[:50] + ["0.5,nan,0.1"] + lines[52:]),
+        "text_cells.csv": "\n".join(lines[:30] + ["0.29,abc,0.1"] + lines[31:]),
+        "decreasing_time.csv": "\n".join(lines[:40] + ["0.1,0.2,0.3"] + lines[41:]),
+        "duplicated_time.csv": "\n".join(lines[:40] + [lines[39]] + lines[41:]),
+        "mismatched_lengths.csv": "\n".join(lines[:60] + ["0.59,0.2"] + lines[61:]),
+        "unknown_columns.csv": "time_s,load,pos\n" + "\n".join(lines[1:]),
+        "huge_value.csv": "\n".join(lines[:70] + ["0.69,0.1,1e300"] + lines[71:]),
+    }
+    paths = {}
+    for name, text in files.items():
+        p = tmp_path / name
+        p.write_text(text)
+        paths[name] = p
+    garbage = tmp_path / "garbage.csv"
+    garbage.write_bytes(bytes(np.random.default_rng(0).integers(0, 256, 4000, dtype=np.uint8)))
+    paths["garbage.csv"] = garbage
+    return paths
+
+
+EXPECTED = {
+    "empty.csv": "empty",
+    "header_only.csv": "no data rows",
+    "nan_rows.csv": "row",
+    "text_cells.csv": "abc",
+    "decreasing_time.csv": "decreas",
+    "duplicated_time.csv": "duplicat",
+    "mismatched_lengths.csv": "empty cell",
+    "unknown_columns.csv": "--columns",
+    "huge_value.csv": "large",
+    "garbage.csv": "not a readable",
+}
+
+
+def test_bad_input_corpus_exits_2_with_one_specific_line(tmp_path, capsys):
+    paths = _bad_files(tmp_path)
+    for name, path in paths.items():
+        status = main(["identify", str(path), "--terms", "m0,c1,k1"])
+        err = capsys.readouterr().err.strip()
+        assert status == 2, name
+        assert len(err.splitlines()) == 1, (name, err)
+        assert EXPECTED[name] in err, (name, err)
+        assert "Traceback" not in err
+
+
+def test_bad_arguments_exit_2(seed_csv, capsys):
+    for argv in (
+        ["identify", str(seed_csv), "--terms", "m0,k9"],
+        ["identify", str(seed_csv), "--method", "magic"],
+        ["identify", str(seed_csv), "--outputs", "v,q"],
+        ["identify", str(seed_csv), "--columns", "t=nope"],
+        ["identify"],
+        ["frobnicate"],
+    ):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, (argv, err)
+
+
+def test_module_entry_point_runs_in_a_subprocess(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t,f,x\n")
+    proc = subprocess.run([sys.executable, "-m", "nlid_core", "identify", str(bad)], capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
