@@ -1,3 +1,124 @@
-"""nlid_core: identification of nonlinear single-DOF mechanical systems."""
+"""nlid_core: identification of nonlinear single-DOF mechanical systems.
 
-__version__ = "0.1.0"
+The model is a library of named terms (see :mod:`nlid_core.models`)::
+
+    (m0 + m1·x²)·ẍ + c1·ẋ + c2·|ẋ|·ẋ + fc·tanh(ẋ/v_eps) + k1·x + k2·x² + k3·x³ + kg·dz(x) + f0 = f(t)
+
+Array layout, stated once: signals are 1-D float64 arrays of one length
+(time-major); a record holds channels ``t`` (s), ``f`` (N), ``x`` (m) and
+optionally ``v`` (m/s), ``a`` (m/s²). Model callables take ``(t, x, u, p)``
+order where they exist; parameter vectors are 1-D in the model's term order.
+Units are SI unless a record says otherwise (e.g. volts for Silverbox).
+
+Typical use::
+
+    from nlid_core import load_record, identify, validate
+    rec = load_record("test.csv", columns="t=time,f=force,x=disp", units="x=mm")
+    fit = identify(rec, "m0,c1,c2,k1,k3")        # two-stage: equation error -> output error
+    print(fit.equation())
+    val = validate(fit, load_record("other_level.csv"))
+
+Importing this package needs numpy, scipy, pandas and numba only.
+"""
+
+from .errors import (
+    ConvergenceError,
+    DataValidationError,
+    IdentifiabilityWarning,
+    ModelSpecError,
+    NlidError,
+    SimulationError,
+)
+from .estimate import (
+    INITIAL_STATES,
+    METHODS,
+    FitOptions,
+    FitResult,
+    ParameterEstimate,
+    Prior,
+    RecordFit,
+    equation_error,
+    identify,
+    output_error,
+)
+from .examples import EXAMPLES, ExampleSpec, generate, make_example
+from .identifiability import Uncertainty, uncertainty_from_jacobian
+from .io import load_record, load_records, read_table, write_record
+from .metrics import ChannelMetrics, WhitenessTest, fit_percent, nrmse, rmse, whiteness_test
+from .models import DEFAULT_TERMS, TERMS, ModelSettings, TermModel, parse_terms
+from .params import Parameter, ParameterSet
+from .record import Record, from_arrays, resample_uniform, trim
+from .report import format_report, result_to_dict
+from .signals import DIFFERENTIATORS, derive_missing, differentiate, filter_record, lowpass
+from .simulate import INPUT_HOLDS, SimulationResult, simulate, simulate_reference
+from .validation import ValidationResult, validate
+
+from ._version import __version__  # noqa: E402
+
+__all__ = [
+    "__version__",
+    # errors
+    "NlidError",
+    "DataValidationError",
+    "ModelSpecError",
+    "SimulationError",
+    "ConvergenceError",
+    "IdentifiabilityWarning",
+    # records and files
+    "Record",
+    "from_arrays",
+    "resample_uniform",
+    "trim",
+    "load_record",
+    "load_records",
+    "read_table",
+    "write_record",
+    # signals
+    "DIFFERENTIATORS",
+    "differentiate",
+    "derive_missing",
+    "lowpass",
+    "filter_record",
+    # models and parameters
+    "TERMS",
+    "DEFAULT_TERMS",
+    "TermModel",
+    "ModelSettings",
+    "parse_terms",
+    "Parameter",
+    "ParameterSet",
+    # simulation
+    "INPUT_HOLDS",
+    "SimulationResult",
+    "simulate",
+    "simulate_reference",
+    # estimation
+    "METHODS",
+    "INITIAL_STATES",
+    "FitOptions",
+    "Prior",
+    "FitResult",
+    "ParameterEstimate",
+    "RecordFit",
+    "identify",
+    "equation_error",
+    "output_error",
+    "Uncertainty",
+    "uncertainty_from_jacobian",
+    # validation, metrics, report
+    "ValidationResult",
+    "validate",
+    "ChannelMetrics",
+    "WhitenessTest",
+    "rmse",
+    "nrmse",
+    "fit_percent",
+    "whiteness_test",
+    "format_report",
+    "result_to_dict",
+    # examples
+    "EXAMPLES",
+    "ExampleSpec",
+    "generate",
+    "make_example",
+]

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .estimate import FitResult
 from .validation import ValidationResult
 

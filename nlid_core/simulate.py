@@ -382,5 +382,9 @@ def warm_up() -> float:
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1)
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=False, substeps=1)
     auto_substeps(model, np.array([1.0, 0.1, 10.0]), 0.01, 1.0, 1.0)
+    t_ro = t.copy()
+    t_ro.flags.writeable = False  # records loaded from files may hold read-only arrays: a separate specialisation
+    simulate(model, t_ro, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1)
+    _kernels._accel(0.0, 0.0, 0.0, np.array([1.0, 0.1, 10.0]), model.codes, 1e-3, 0.0, False, np.zeros(5))
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1, initial_state_sensitivities=False)
     return time.perf_counter() - start
