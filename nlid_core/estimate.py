@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 from scipy.optimize import least_squares, lsq_linear
 
 from .errors import ConvergenceError, DataValidationError, ModelSpecError
@@ -44,7 +45,15 @@ from .metrics import ChannelMetrics, channel_metrics
 from .models import TermModel
 from .params import ParameterSet
 from .record import Record
-from .simulate import INPUT_HOLDS, OUTPUT_CHANNELS, SimulationResult, auto_substeps, fine_input, simulate, warm_up
+from .simulate import (
+    INPUT_HOLDS,
+    OUTPUT_CHANNELS,
+    SimulationResult,
+    auto_substeps,
+    fine_input,
+    simulate,
+    warm_up,
+)
 
 __all__ = [
     "METHODS",
@@ -419,6 +428,20 @@ def _prior_rows(
 
 
 # --------------------------------------------------------------------------- equation error
+def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """R (upper, p × p) and c with ‖a z − b‖² = ‖R z − c‖² + const, for column-normalised ``a``."""
+    gram = a.T @ a
+    try:
+        low = np.linalg.cholesky(gram)
+        d = np.abs(np.diag(low))
+        if d.min() > 1e-5 * d.max():  # condition of a below ~1e5: the normal equations lose nothing that matters
+            return low.T, solve_triangular(low, a.T @ b, lower=True)
+    except np.linalg.LinAlgError:
+        pass
+    q_mat, r_mat = np.linalg.qr(a, mode="reduced")
+    return r_mat, q_mat.T @ b
+
+
 def equation_error(
     records: Sequence[Record] | Record,
     model: TermModel,
@@ -455,7 +478,7 @@ def equation_error(
     if not free.any():
         raise ModelSpecError("every parameter is fixed: nothing to estimate")
     theta_fixed = np.where(free, 0.0, params.values)
-    blocks, targets, rows_idx = [], [], []
+    blocks, targets, phis = [], [], []
     for k, r in enumerate(recs_d):
         w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) / amp
         sel = np.arange(0, r.n, opts.sample_step)
@@ -463,10 +486,11 @@ def equation_error(
             sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
         if sel.size == 0:
             raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
-        phi = model.regressors(r.x[sel], r.v[sel], r.a[sel])  # type: ignore[index]
+        phi_all = model.regressors(r.x, r.v, r.a)  # type: ignore[arg-type]
+        phis.append(phi_all)
+        phi = phi_all[sel]
         blocks.append(w * phi)
         targets.append(w * (r.f[sel] - phi @ theta_fixed))
-        rows_idx.append(sel)
     A = np.vstack(blocks)[:, free]
     b = np.concatenate(targets)
     if A.shape[0] <= A.shape[1]:
@@ -488,9 +512,11 @@ def equation_error(
         lam = math.sqrt(opts.prior.lam)
         As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
         bb = np.concatenate([b, lam * z0[sel_rows]])
-    # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor
-    q_mat, r_mat = np.linalg.qr(As, mode="reduced")
-    sol = lsq_linear(r_mat, q_mat.T @ bb, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+    # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor R.
+    # The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
+    # conditioned; then a QR decomposition is used.
+    r_mat, rhs = _triangular_factor(As, bb)
+    sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
     z = sol.x
     values = params.values.copy()
     values[free] = z / norms
@@ -506,8 +532,8 @@ def equation_error(
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     elapsed = time.perf_counter() - start
     rfits, metrics = [], []
-    for r in recs_d:
-        f_pred = model.force(fitted.values, r.x, r.v, r.a)  # type: ignore[arg-type]
+    for r, phi_all in zip(recs_d, phis, strict=True):
+        f_pred = phi_all @ fitted.values
         rfits.append(
             RecordFit(
                 name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
@@ -602,6 +628,11 @@ class _OEProblem:
             self._fine[key] = np.ascontiguousarray(self._fine[(k, 2 * nsub)][::2])
         return self._fine[key]
 
+    def full_simulation(self, k: int, theta: FloatArray, x0: tuple[float, float], substeps: int) -> SimulationResult:
+        r = self.recs[k]
+        return simulate(self.model, r.t, r.f, theta, x0, input_hold=self.opts.input_hold, substeps=substeps,
+                        fine=self.fine_input(k, substeps))
+
     def too_coarse(self, z: FloatArray) -> list[bool]:
         """Step-doubling check: is the integration error above 5 % of each record's residual rms?"""
         sims = self.simulate_all(z)
@@ -611,13 +642,28 @@ class _OEProblem:
             if k >= len(sims) or not sims[k].success:
                 out.append(False)
                 continue
-            fine_sim = simulate(self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
-                                substeps=2 * self.substeps[k], fine=self.fine_input(k, 2 * self.substeps[k]))
+            fine_sim = self.full_simulation(k, theta, x0s[k], 2 * self.substeps[k])
             sel = self.idx[k]
             err = np.concatenate([self.weight[c] * (fine_sim.output(c) - sims[k].output(c))[sel] for c in self.outputs])
             res = np.concatenate([self.weight[c] * (sims[k].output(c) - r.channel(c))[sel] for c in self.outputs])
             out.append(bool(np.sqrt(np.mean(err**2)) > INTEGRATION_TOL * np.sqrt(np.mean(res**2))))
         return out
+
+    def refine(self, z: FloatArray) -> bool:
+        """Make the integration finer where the estimate needs it; True when anything changed."""
+        theta, _ = self.unpack(z)
+        need = [max(a, b) for a, b in zip(self.choose_substeps(theta), self.substeps, strict=True)]
+        coarse = self.too_coarse(z) if self.opts.substeps is None else [False] * self.nrec
+        changed = False
+        for k in range(self.nrec):
+            if coarse[k]:
+                need[k] = 2 * need[k]
+            if need[k] != self.substeps[k]:
+                self.substeps[k] = need[k]
+                changed = True
+        if changed:
+            self._cache.clear()
+        return changed
 
     def choose_substeps(self, theta: FloatArray) -> list[int]:
         return [_substeps_for(r, self.model, theta, self.opts) for r in self.recs]
@@ -879,15 +925,9 @@ def output_error(
             lb_run, ub_run = lb, ub
             z0 = np.clip(sol.x, lb, ub)
             continue
-        theta_hat, _ = prob.unpack(sol.x)
-        need = [max(a, b) for a, b in zip(prob.choose_substeps(theta_hat), prob.substeps, strict=True)]
-        if opts.substeps is None:
-            need = [2 * n if coarse else n for n, coarse in zip(need, prob.too_coarse(sol.x), strict=True)]
-        if attempt < MAX_REFINEMENTS and need != prob.substeps:
-            warns.append(f"refined to {max(need)} RK4 substeps per sample: the integration error at the estimate"
-                         " was not negligible against the residual")
-            prob.substeps = need
-            prob._cache.clear()
+        if attempt <= MAX_REFINEMENTS and prob.refine(sol.x):
+            warns.append(f"refined the integration ({max(prob.substeps)} RK4 substeps per sample): its error at the"
+                         " estimate was not negligible against the residual")
             z0 = sol.x
             continue
         break
@@ -959,17 +999,19 @@ INTEGRATION_TOL = 0.05
 MAX_REFINEMENTS = 3
 #: Above this NRMSE of the start's simulated displacement, output error is first run on short segments.
 START_NRMSE_LIMIT = 0.3
-#: Segment length in periods of the response's dominant frequency, and the most segments per record.
+#: Segment length in natural periods of the start model, and the most segments used per record.
 SEGMENT_PERIODS = 3.0
-MAX_SEGMENTS = 40
+MAX_SEGMENTS = 12
 
 
 def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
-    """Split a record into segments of a few natural periods of the start model.
+    """Short segments of a record: a few natural periods of the start model each.
 
     The period comes from the model linearised at rest; without a positive
-    linear stiffness the record is cut into 20 segments. At most
-    ``MAX_SEGMENTS`` segments and at least 50 samples each.
+    linear stiffness a segment is a twentieth of the record. Segments are at
+    least 50 samples long; at most ``MAX_SEGMENTS`` of them are taken, spread
+    evenly over the record (they only have to give a start, so a long record
+    does not make this stage expensive).
     """
     from . import _kernels
 
@@ -977,19 +1019,16 @@ def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
     _, dadx, _, mass = _kernels._accel(0.0, 0.0, 0.0, theta, model.codes, s.v_eps, s.gap, False,
                                        np.zeros(model.n_params))
     if mass > 0 and dadx < 0:
-        period_s = 2 * math.pi / math.sqrt(-dadx)
-        length = int(SEGMENT_PERIODS * period_s * rec.fs)
+        length = int(SEGMENT_PERIODS * 2 * math.pi / math.sqrt(-dadx) * rec.fs)
     else:
         length = rec.n // 20
-    length = int(max(length, 50, rec.n / MAX_SEGMENTS))
-    if rec.n < 2 * length:
+    length = max(length, 50)
+    count = rec.n // length
+    if count < 2:
         return [rec]
-    starts = list(range(0, rec.n - length + 1, length))
-    out = []
-    for i, a in enumerate(starts):
-        b = rec.n if i == len(starts) - 1 else a + length
-        out.append(rec.slice(a, b).replace(name=f"{rec.name}[{a}:{b}]"))
-    return out
+    chosen = np.unique(np.linspace(0, count - 1, min(count, MAX_SEGMENTS)).round().astype(int))
+    return [rec.slice(int(i) * length, (int(i) + 1) * length).replace(name=f"{rec.name}[{i * length}:{(i + 1) * length}]")
+            for i in chosen]
 
 
 def _robust_start(

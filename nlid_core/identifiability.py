@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special
 
 __all__ = ["Uncertainty", "uncertainty_from_jacobian", "weak_directions_text", "RSE_LIMIT", "CORR_LIMIT"]
 
@@ -190,7 +190,7 @@ def _finish(
         corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
     corr[~np.isfinite(corr)] = np.nan
     np.fill_diagonal(corr, 1.0)
-    tq = float(stats.t.ppf(0.5 + confidence / 2, dof))
+    tq = float(special.stdtrit(dof, 0.5 + confidence / 2))  # Student-t quantile (the ufunc is cheap)
     cond = float(smax / s[-1]) if rank == n and s[-1] > 0 else float("inf")
     return Uncertainty(
         names=tuple(names),

@@ -142,7 +142,10 @@ def fine_input(t: FloatArray, f: FloatArray, nsub: int, input_hold: str) -> Floa
         if input_hold == "foh":
             fine = np.interp(tf, t, f)
         else:
-            fine = CubicSpline(t, f, bc_type="not-a-knot")(tf)
+            # evaluate the spline's local cubics at the fixed fractions directly (no interval search)
+            c = CubicSpline(t, f, bc_type="not-a-knot").c  # (4, n - 1), powers 3..0 of (τ - t_k)
+            tau = dt[:, None] * frac[None, :]
+            fine = (((c[0][:, None] * tau + c[1][:, None]) * tau + c[2][:, None]) * tau + c[3][:, None]).reshape(-1)
     out = np.empty(fine.size + 1)
     out[:-1] = fine
     out[-1] = f[-1]
