@@ -22,9 +22,7 @@ Importing this package needs numpy, scipy, pandas and numba only.
 """
 
 from .errors import (
-    ConvergenceError,
     DataValidationError,
-    IdentifiabilityWarning,
     ModelSpecError,
     NlidError,
     SimulationError,
@@ -62,8 +60,6 @@ __all__ = [
     "DataValidationError",
     "ModelSpecError",
     "SimulationError",
-    "ConvergenceError",
-    "IdentifiabilityWarning",
     # records and files
     "Record",
     "from_arrays",

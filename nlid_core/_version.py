@@ -1,3 +1,3 @@
-"""Package version (one place)."""
+"""Package version (pyproject.toml reads it from here)."""
 
 __version__ = "0.1.0"

@@ -3,7 +3,7 @@
 Exit status: 0 success; 1 the identification ran but failed (diverged,
 did not converge: the report says why); 2 bad input or usage (one line on
 stderr, no traceback); 3 an internal error (one line; set ``NLID_DEBUG=1``
-for the traceback).
+for the traceback); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

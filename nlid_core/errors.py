@@ -1,7 +1,9 @@
 """Exceptions and warnings of nlid_core.
 
 Domain exceptions subclass the builtin they specialise, so callers that
-catch ``ValueError`` or ``RuntimeError`` keep working.
+catch ``ValueError`` or ``RuntimeError`` keep working. A fit that fails
+(diverging simulation, no convergence) is not an exception: it is a result
+with ``success=False`` and a message.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ __all__ = [
     "DataValidationError",
     "ModelSpecError",
     "SimulationError",
-    "ConvergenceError",
-    "IdentifiabilityWarning",
 ]
 
 
@@ -30,11 +30,3 @@ class ModelSpecError(NlidError, ValueError):
 
 class SimulationError(NlidError, RuntimeError):
     """A simulation could not be run (not raised for divergence, which is a result)."""
-
-
-class ConvergenceError(NlidError, RuntimeError):
-    """An estimator could not produce an estimate at all."""
-
-
-class IdentifiabilityWarning(UserWarning):
-    """The data cannot determine some parameter combination."""

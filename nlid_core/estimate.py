@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
 from scipy.optimize import least_squares, lsq_linear
 
-from .errors import ConvergenceError, DataValidationError, ModelSpecError
+from .errors import DataValidationError, ModelSpecError
 from .identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, uncertainty_from_jacobian, weak_directions_text
 from .metrics import ChannelMetrics, channel_metrics
 from .models import TermModel
@@ -57,6 +57,8 @@ from .simulate import (
 
 __all__ = [
     "METHODS",
+    "INITIAL_STATES",
+    "starts_at_rest",
     "Prior",
     "FitOptions",
     "ParameterEstimate",
@@ -172,6 +174,12 @@ class FitOptions:
             raise ModelSpecError(f"`sample_step` must be >= 1, got {self.sample_step}")
         if not 0 <= self.force_threshold < 1:
             raise ModelSpecError(f"`force_threshold` is a fraction of max|f| in [0, 1), got {self.force_threshold}")
+        from .signals import DIFFERENTIATORS
+
+        if not callable(self.differentiator) and self.differentiator not in DIFFERENTIATORS:
+            raise ModelSpecError(
+                f"unknown `differentiator` {self.differentiator!r}; choose from {', '.join(DIFFERENTIATORS)}"
+            )
         if self.max_nfev < 1:
             raise ModelSpecError(f"`max_nfev` must be >= 1, got {self.max_nfev}")
         if not 0 < self.tol < 1:
@@ -378,7 +386,7 @@ def _flags_and_estimates(
         ci = (p.value - hw, p.value + hw)
         span = max(abs(p.value), 1e-300)
         if active.get(p.name, False) or (
-            math.isfinite(p.lower) and abs(p.value - p.lower) <= 1e-9 * max(span, 1.0) * 0 + 1e-9 * span
+            math.isfinite(p.lower) and abs(p.value - p.lower) <= 1e-9 * span
         ) or (math.isfinite(p.upper) and abs(p.value - p.upper) <= 1e-9 * span):
             flags.append("at_bound")
             notes.append(f"at its bound ({p.lower:g} .. {p.upper:g}): the unconstrained optimum lies outside")
@@ -968,7 +976,7 @@ def output_error(
             )
         )
         for c in opts.outputs:
-            metrics.append(channel_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c)))
+            metrics.append(channel_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f))
     warns += [f"{r.name}: {w}" for r in recs for w in r.warnings]
     ok = bool(sol.status > 0)
     msg = f"output error converged ({sol.message.rstrip('.')})" if ok else f"output error did not converge: {sol.message}"
@@ -1112,7 +1120,8 @@ def identify(
         Bounds, fixed values, units and (for ``method="output-error"``) start
         values; defaults from the term library.
     options : FitOptions or None
-        Default: two-stage, displacement output, estimated initial states.
+        Default: two-stage, displacement output, initial states ``"auto"``
+        (at rest when a record starts at rest, else estimated).
     progress : callable or None
         ``progress(stage, fraction, message)``.
 
@@ -1144,8 +1153,8 @@ def identify(
             ee_s = ee.timing["equation_error_s"]
             stages["equation-error"] = ee.values
             start_params = ee.parameters
-            if start_params["m0"].value <= 0:
-                start_params = start_params.update("m0", value=max(start_params["m0"].upper * 0, 1e-12))
+            if start_params["m0"].value <= 0:  # the bounded solve may put the mass on its bound 0
+                start_params = start_params.update("m0", value=min(1e-12, start_params["m0"].upper))
         if progress:
             progress("output-error", 0.0, "output error")
         start_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress)
@@ -1190,7 +1199,3 @@ def identify(
         options=opts,
     )
 
-
-def _require(cond: bool, msg: str) -> None:
-    if not cond:
-        raise ConvergenceError(msg)

@@ -107,7 +107,7 @@ EXAMPLES: Mapping[str, ExampleSpec] = {
 
 
 def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
-    """Simulate ``spec`` accurately and add noise; returns a validated record.
+    """Simulate ``spec`` accurately and add noise; returns a validated record labelled ``name``.
 
     Raises
     ------
@@ -166,7 +166,7 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
 
 
 def make_example(name: str = "seed", *, overrides: Mapping[str, object] | None = None) -> Record:
-    """Generate the named example (``EXAMPLES``), optionally with changed settings."""
+    """Generate the example ``name`` (a key of ``EXAMPLES``), with ``overrides`` of its ExampleSpec fields."""
     if name not in EXAMPLES:
         raise ModelSpecError(f"unknown example {name!r}; examples are {', '.join(EXAMPLES)}")
     spec = EXAMPLES[name]

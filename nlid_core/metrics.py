@@ -36,19 +36,19 @@ FloatArray = NDArray[np.float64]
 
 
 def rmse(measured: FloatArray, predicted: FloatArray) -> float:
-    """Root-mean-square error."""
+    """Root-mean-square of ``predicted - measured``."""
     e = np.asarray(predicted) - np.asarray(measured)
     return float(np.sqrt(np.mean(e * e)))
 
 
 def nrmse(measured: FloatArray, predicted: FloatArray) -> float:
-    """RMSE divided by the standard deviation of the measurement."""
+    """RMSE of ``predicted`` divided by the standard deviation of ``measured``."""
     sd = float(np.std(measured))
     return rmse(measured, predicted) / sd if sd > 0 else float("inf")
 
 
 def fit_percent(measured: FloatArray, predicted: FloatArray) -> float:
-    """``100 · (1 − ‖y − ŷ‖ / ‖y − mean(y)‖)``; 100 is perfect, can be negative."""
+    """``100 · (1 − ‖y − ŷ‖ / ‖y − mean(y)‖)`` with y = ``measured``, ŷ = ``predicted``; 100 is perfect."""
     y = np.asarray(measured)
     den = float(np.linalg.norm(y - y.mean()))
     if den == 0:
@@ -107,7 +107,10 @@ class WhitenessTest:
 
 
 def whiteness_test(r: FloatArray, max_lag: int | None = None) -> WhitenessTest:
-    """Ljung-Box whiteness test of a residual sequence."""
+    """Ljung-Box whiteness test of the residual sequence ``r`` over lags 1..``max_lag``.
+
+    ``max_lag`` defaults to n/10 clipped to [5, 50].
+    """
     r = np.asarray(r, dtype=np.float64)
     n = r.size
     lag = int(max_lag) if max_lag is not None else int(min(50, max(5, n // 10)))
@@ -133,6 +136,7 @@ class ChannelMetrics:
     nrmse: float
     fit_percent: float
     whiteness: WhitenessTest
+    input_xcorr_fraction_outside: float = float("nan")
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -146,12 +150,31 @@ class ChannelMetrics:
             "whiteness_p_value": self.whiteness.p_value,
             "residual_white": self.whiteness.white,
             "acf_fraction_outside": self.whiteness.fraction_outside,
+            "input_xcorr_fraction_outside": self.input_xcorr_fraction_outside,
         }
 
 
-def channel_metrics(record: str, channel: str, unit: str, measured: FloatArray, predicted: FloatArray) -> ChannelMetrics:
-    """All metrics of one channel."""
+def channel_metrics(
+    record: str,
+    channel: str,
+    unit: str,
+    measured: FloatArray,
+    predicted: FloatArray,
+    u: FloatArray | None = None,
+) -> ChannelMetrics:
+    """All metrics of one channel; with the input ``u``, also the input-residual cross-correlation.
+
+    ``input_xcorr_fraction_outside`` is the fraction of lags −L..L (L as in the
+    whiteness test) where |corr(u, residual)| exceeds 1.96/√n.
+    """
+    frac = float("nan")
+    resid = np.asarray(predicted) - np.asarray(measured)
+    white = whiteness_test(resid)
+    if u is not None:
+        _, cc = cross_correlation(np.asarray(u), resid, white.lags)
+        frac = float(np.mean(np.abs(cc) > white.band))
     return ChannelMetrics(
+        input_xcorr_fraction_outside=frac,
         record=record,
         channel=channel,
         unit=unit,
@@ -159,5 +182,5 @@ def channel_metrics(record: str, channel: str, unit: str, measured: FloatArray, 
         rmse=rmse(measured, predicted),
         nrmse=nrmse(measured, predicted),
         fit_percent=fit_percent(measured, predicted),
-        whiteness=whiteness_test(np.asarray(predicted) - np.asarray(measured)),
+        whiteness=white,
     )

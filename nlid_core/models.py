@@ -184,7 +184,7 @@ class ModelSettings:
 
 
 def parse_terms(terms: str | Iterable[str]) -> tuple[str, ...]:
-    """Validate a term list (``"m0,c1,k1"`` or a sequence) into canonical order.
+    """Validate the names in ``terms`` (``"m0,c1,k1"`` or a sequence) into canonical order.
 
     Raises
     ------

@@ -350,7 +350,7 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
 
 
 def trim(rec: Record, t_start: float | None = None, t_end: float | None = None) -> Record:
-    """Keep samples with ``t_start <= t <= t_end`` (seconds, absolute time)."""
+    """Keep the samples of ``rec`` with ``t_start <= t <= t_end`` (seconds, absolute time; None = open)."""
     lo = -np.inf if t_start is None else t_start
     hi = np.inf if t_end is None else t_end
     if lo >= hi:

@@ -6,7 +6,8 @@ The JSON layout is a public contract (CLI ``--json``, scripts, dashboard):
 "bounds", "flags", "notes"}}, "metrics": {...}, "diagnostics": {...},
 "initial_states": [...], "validation": {...} (when validated), "timing":
 {"compile_s", "equation_error_s", "output_error_s", "total_s"},
-"warnings": [...]}``. Non-finite numbers are written as ``null``.
+"warnings": [...]}``. ``ci95`` is the interval at ``options.confidence``
+(0.95 unless changed). Non-finite numbers are written as ``null``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from ._version import __version__
 from .estimate import FitResult
@@ -26,8 +29,25 @@ def _num(v: float) -> float | None:
     return float(v) if v is not None and math.isfinite(v) else None
 
 
+def _clean(obj: Any) -> Any:
+    """Replace non-finite floats by None everywhere (JSON has no NaN or inf)."""
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, float) or (hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0):
+        try:
+            val = float(obj)
+        except (TypeError, ValueError):
+            return obj
+        if isinstance(obj, (bool, np.bool_)):
+            return bool(obj)
+        return val if math.isfinite(val) else None
+    return obj
+
+
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
-    """JSON-ready dict of a fit (and its validations)."""
+    """JSON-ready dict of ``fit`` and its ``validations`` (non-finite numbers become None)."""
     unc = fit.uncertainty
     out: dict[str, Any] = {
         "nlid_version": __version__,
@@ -60,6 +80,7 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
         ],
         "stages": {k: dict(v) for k, v in fit.stages.items()},
         "options": {
+            "confidence": fit.options.confidence,
             "method": fit.options.method,
             "outputs": list(fit.options.outputs),
             "initial_state": fit.options.initial_state,
@@ -73,7 +94,7 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
     if validations:
         vals = [v.to_dict() for v in validations]
         out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
-    return out
+    return _clean(out)  # type: ignore[no-any-return]
 
 
 def _fmt(v: float, digits: int = 5) -> str:
@@ -81,7 +102,7 @@ def _fmt(v: float, digits: int = 5) -> str:
 
 
 def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> str:
-    """Readable multi-line report: equation, parameter table, flags, metrics."""
+    """Readable multi-line report of ``fit`` (equation, parameter table, flags, metrics) and its ``validations``."""
     lines = []
     status = "OK" if fit.success else "FAILED"
     lines.append(f"nlid identification [{status}] method={fit.method} terms={','.join(fit.model.terms)}")

@@ -47,6 +47,7 @@ __all__ = [
     "simulate",
     "simulate_reference",
     "auto_substeps",
+    "fine_input",
     "input_function",
     "warm_up",
 ]
@@ -78,7 +79,8 @@ class SimulationResult:
     fail_time : float or None, s
         Time at which the run stopped, when it failed.
     sens : mapping or None
-        Channel -> (n, p + 2) sensitivities w.r.t. (θ..., x0, v0).
+        Channel -> (n, p + 2) sensitivities w.r.t. (θ..., x0, v0); (n, p)
+        when the initial-state columns were not asked for.
     sens_names : tuple of str
         Column names of the sensitivity matrices.
     method : str
@@ -239,7 +241,8 @@ def simulate(
         Input reconstruction between samples.
     substeps : int or None
         RK4 steps per sample interval; None chooses from the model's fastest
-        linearised rate (see :func:`auto_substeps`).
+        linearised rate over |x| <= 1 and |ẋ| <= 1 in the record's units (see
+        :func:`auto_substeps`; the estimators pass the data's own ranges).
     sensitivities : bool
         Also return ∂(outputs)/∂(θ, x0, v0).
     outputs : sequence of {"x", "v", "a"}
@@ -329,6 +332,25 @@ def simulate_reference(
     the integrator and the kernel's term implementation. The input is
     reconstructed as in :func:`simulate`; the integrator is not allowed to
     step across more than one sample interval, so it sees every sample.
+
+    Parameters
+    ----------
+    model : TermModel
+    t, f : (n,) array_like
+        Sample times (s) and force (N).
+    params : ParameterSet or (p,) array_like
+    x0 : (2,) sequence
+        Initial displacement and velocity.
+    input_hold : {"cubic", "foh", "zoh"}
+    method : str
+        ``solve_ivp`` method (DOP853, Radau, ...).
+    rtol, atol : float
+        ``solve_ivp`` tolerances.
+
+    Returns
+    -------
+    SimulationResult
+        Without sensitivities.
     """
     model.require_simulable()
     t_arr = np.asarray(t, dtype=np.float64)

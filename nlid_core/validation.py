@@ -26,7 +26,7 @@ from .simulate import simulate
 __all__ = ["INIT_METHODS", "ValidationResult", "validate"]
 
 FloatArray = NDArray[np.float64]
-INIT_METHODS = ("estimate", "data", "zero")
+INIT_METHODS = ("estimate", "data", "rest")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +49,9 @@ class ValidationResult:
     n_init : int
     x0 : (float, float)
     init : str
+        How the initial state was set (``estimate``, ``data`` or ``rest``).
+    units : mapping
+        Unit string per channel of the record.
     """
 
     success: bool
@@ -77,6 +80,7 @@ class ValidationResult:
             "n_init": self.n_init,
             "init": self.init,
             "x0": list(self.x0),
+            "units": dict(self.units),
             "channels": {m.channel: m.to_dict() for m in self.metrics},
         }
         if self.metrics:
@@ -105,9 +109,10 @@ def validate(
         A record not used for fitting (e.g. another excitation level).
     outputs : sequence of str or None
         Channels to score; default: the measured ones among x, v, a.
-    init : {"estimate", "data", "zero"}
-        Initial state: estimated from the first ``n_init`` samples, taken
-        from the data's first sample, or zero.
+    init : {"estimate", "data", "rest"}
+        Initial state: estimated from the first ``n_init`` samples (falls back
+        to ``"data"`` when ``n_init`` is below the minimum record length),
+        taken from the data's first sample, or at rest (0, 0).
     n_init : int
         Samples reserved for the initial state (excluded from the metrics).
     input_hold : str or None
@@ -136,9 +141,11 @@ def validate(
         raise DataValidationError(
             f"`n_init` = {n_init} leaves {record.n - n_init} samples of `{record.name}` to validate on"
         )
-    if init == "zero":
+    if init == "estimate" and n_init < MIN_SAMPLES:
+        init = "data"
+    if init == "rest":
         x0 = (0.0, 0.0)
-    elif init == "data" or n_init < MIN_SAMPLES:
+    elif init == "data":
         v0 = float(record.v[0]) if record.v is not None else float(np.gradient(record.x[:3], record.t[:3])[0])
         x0 = (float(record.x[0]), v0)
     else:
@@ -161,7 +168,8 @@ def validate(
                                 record=record.name, t=record.t, measured=measured, predicted=predicted,
                                 metrics=(), n_init=n_init, x0=x0, init=init, units=units)
     sl = slice(n_init, None)
-    metrics = tuple(channel_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl])
+    metrics = tuple(channel_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl],
+                                    u=record.f[sl])
                     for c in outs)
     return ValidationResult(success=True, message="validation simulation completed", record=record.name,
                             t=record.t, measured=measured, predicted=predicted, metrics=metrics, n_init=n_init,

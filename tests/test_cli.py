@@ -144,3 +144,18 @@ def test_module_entry_point_runs_in_a_subprocess(tmp_path):
                           cwd=REPO_ROOT, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error:") and "Traceback" not in proc.stderr
+
+
+def test_json_has_no_nan_even_for_a_failed_validation(seed_record):
+    """A validation whose initial state cannot be estimated still serialises (NaN -> null)."""
+    from nlid_core.estimate import identify
+    from nlid_core.report import result_to_dict
+    from nlid_core.validation import ValidationResult
+
+    fit = identify(seed_record, "m0,c1,k1")
+    failed = ValidationResult(success=False, message="initial state could not be estimated", record="r",
+                              t=seed_record.t, measured={}, predicted={}, metrics=(), n_init=50,
+                              x0=(float("nan"), float("nan")), init="estimate", units={})
+    doc = result_to_dict(fit, [failed])
+    text = json.dumps(doc, allow_nan=False)
+    assert json.loads(text)["validation"]["x0"] == [None, None]
