@@ -95,6 +95,15 @@ def _accel(x, v, f, theta, codes, v_eps, gap, want, dadth):  # type: ignore[no-u
     return a, dadx, dadv, mass
 
 
+@njit(cache=True)
+def _stop(y, sens, want_sens, first_unset, status, index):  # type: ignore[no-untyped-def]
+    """Mark samples from ``first_unset`` on as NaN and return the kernel's outputs."""
+    y[first_unset:] = np.nan
+    if want_sens:
+        sens[first_unset:] = np.nan
+    return y, sens, status, index
+
+
 @njit(cache=True, error_model="numpy")
 def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, with_x0, out_ch, x_limit):  # type: ignore[no-untyped-def]
     """Integrate the term model over the sample grid ``t``.
@@ -116,9 +125,9 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
     p = codes.size
     q = p + 2 if with_x0 else p
     nc = out_ch.size
-    y = np.full((n, 3), np.nan)
+    y = np.empty((n, 3))
     if want_sens:
-        sens = np.full((n, nc, q), np.nan)
+        sens = np.empty((n, nc, q))
     else:
         sens = np.zeros((1, 1, 1))
     dadth = np.zeros(p + 2)  # entries p, p+1 (initial state) stay 0
@@ -143,9 +152,9 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
         # output at sample i
         a, dadx, dadv, mass = _accel(x, v, f_fine[i * stride], theta, codes, v_eps, gap, want_sens, dadth)
         if not mass > 0.0:
-            return y, sens, NONPOSITIVE_MASS, i
+            return _stop(y, sens, want_sens, i, NONPOSITIVE_MASS, i)
         if not (np.isfinite(x) and np.isfinite(v) and np.isfinite(a)) or abs(x) > x_limit:
-            return y, sens, DIVERGED, i
+            return _stop(y, sens, want_sens, i, DIVERGED, i)
         y[i, 0] = x
         y[i, 1] = v
         y[i, 2] = a
@@ -171,7 +180,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             # stage 1
             a1, ax1, av1, m1 = _accel(x, v, fa, theta, codes, v_eps, gap, want_sens, dadth)
             if not m1 > 0.0:
-                return y, sens, NONPOSITIVE_MASS, i
+                return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx1 = v
             kv1 = a1
             if want_sens:
@@ -183,7 +192,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             v2 = v + 0.5 * h * kv1
             a2, ax2, av2, m2 = _accel(x2, v2, fm, theta, codes, v_eps, gap, want_sens, dadth)
             if not m2 > 0.0:
-                return y, sens, NONPOSITIVE_MASS, i
+                return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx2 = v2
             kv2 = a2
             if want_sens:
@@ -197,7 +206,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             v3 = v + 0.5 * h * kv2
             a3, ax3, av3, m3 = _accel(x3, v3, fm, theta, codes, v_eps, gap, want_sens, dadth)
             if not m3 > 0.0:
-                return y, sens, NONPOSITIVE_MASS, i
+                return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx3 = v3
             kv3 = a3
             if want_sens:
@@ -211,7 +220,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             v4 = v + h * kv3
             a4, ax4, av4, m4 = _accel(x4, v4, fb, theta, codes, v_eps, gap, want_sens, dadth)
             if not m4 > 0.0:
-                return y, sens, NONPOSITIVE_MASS, i
+                return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx4 = v4
             kv4 = a4
             if want_sens:
@@ -226,7 +235,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             x += h / 6.0 * (kx1 + 2.0 * kx2 + 2.0 * kx3 + kx4)
             v += h / 6.0 * (kv1 + 2.0 * kv2 + 2.0 * kv3 + kv4)
             if not (np.isfinite(x) and np.isfinite(v)) or abs(x) > x_limit:
-                return y, sens, DIVERGED, i + 1
+                return _stop(y, sens, want_sens, i + 1, DIVERGED, i + 1)
     return y, sens, OK, n
 
 
@@ -245,3 +254,64 @@ def max_rate(x_range, v_range, n_grid, theta, codes, v_eps, gap):  # type: ignor
                 if r > rate:
                     rate = r
     return rate
+
+
+@njit(cache=True)
+def spline_slopes(x, y):  # type: ignore[no-untyped-def]
+    """Node slopes of the not-a-knot cubic spline through (x, y) (n >= 4).
+
+    The same tridiagonal system as ``scipy.interpolate.CubicSpline`` with
+    ``bc_type="not-a-knot"``, solved by the Thomas algorithm in one pass.
+    """
+    n = x.size
+    dx = np.empty(n - 1)
+    slope = np.empty(n - 1)
+    for i in range(n - 1):
+        dx[i] = x[i + 1] - x[i]
+        slope[i] = (y[i + 1] - y[i]) / dx[i]
+    sub = np.zeros(n)
+    diag = np.empty(n)
+    sup = np.zeros(n)
+    rhs = np.empty(n)
+    d0 = x[2] - x[0]
+    diag[0] = dx[1]
+    sup[0] = d0
+    rhs[0] = ((dx[0] + 2.0 * d0) * dx[1] * slope[0] + dx[0] * dx[0] * slope[1]) / d0
+    for i in range(1, n - 1):
+        sub[i] = dx[i]
+        diag[i] = 2.0 * (dx[i - 1] + dx[i])
+        sup[i] = dx[i - 1]
+        rhs[i] = 3.0 * (dx[i] * slope[i - 1] + dx[i - 1] * slope[i])
+    d1 = x[n - 1] - x[n - 3]
+    sub[n - 1] = d1
+    diag[n - 1] = dx[n - 3]
+    rhs[n - 1] = (dx[n - 2] * dx[n - 2] * slope[n - 3] + (2.0 * d1 + dx[n - 2]) * dx[n - 3] * slope[n - 2]) / d1
+    # forward elimination, back substitution
+    for i in range(1, n):
+        w = sub[i] / diag[i - 1]
+        diag[i] -= w * sup[i - 1]
+        rhs[i] -= w * rhs[i - 1]
+    s = np.empty(n)
+    s[n - 1] = rhs[n - 1] / diag[n - 1]
+    for i in range(n - 2, -1, -1):
+        s[i] = (rhs[i] - sup[i] * s[i + 1]) / diag[i]
+    return s
+
+
+@njit(cache=True)
+def spline_fine(x, y, m):  # type: ignore[no-untyped-def]
+    """Not-a-knot cubic spline through (x, y) at fractions j/m of every interval, plus the last node."""
+    n = x.size
+    s = spline_slopes(x, y)
+    out = np.empty((n - 1) * m + 1)
+    for i in range(n - 1):
+        h = x[i + 1] - x[i]
+        slope = (y[i + 1] - y[i]) / h
+        cub = (s[i] + s[i + 1] - 2.0 * slope) / h
+        c0 = cub / h
+        c1 = (slope - s[i]) / h - cub
+        for j in range(m):
+            tau = h * j / m
+            out[i * m + j] = ((c0 * tau + c1) * tau + s[i]) * tau + y[i]
+    out[(n - 1) * m] = y[n - 1]
+    return out
