@@ -57,6 +57,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--v-eps", type=float, default=1e-3, help="velocity scale of the Coulomb term fc (m/s)")
     ident.add_argument("--gap", type=float, default=0.0, help="dead-zone half-width of the kg term (m)")
     ident.add_argument("--resample", action="store_true", help="resample irregularly sampled records to a uniform grid")
+    ident.add_argument("--fs", type=float, help="sampling rate (Hz) for files without a time column")
+    ident.add_argument("--rows", metavar="START:STOP", help="use only these data rows of each DATA file")
+    ident.add_argument("--validate-rows", metavar="START:STOP", help="use only these data rows of each --validate file")
     ident.add_argument("--validate", action="append", default=[], metavar="FILE",
                        help="validation record (may be repeated); its first --n-init samples set the initial state")
     ident.add_argument("--n-init", type=int, default=50, help="validation samples used for the initial state")
@@ -88,13 +91,18 @@ def _identify(args: argparse.Namespace) -> int:
     from .report import format_report, result_to_dict
     from .validation import validate
 
-    records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample)
+    records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
+                           rows=args.rows)
     model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
     options = FitOptions(
         method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
         input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
     )
-    val_records = [load_record(v, columns=args.columns, units=args.units, resample=args.resample) for v in args.validate]
+    val_records = [
+        load_record(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
+                    rows=args.validate_rows)
+        for v in args.validate
+    ]
     fit = identify(records, model, options=options)
     validations = []
     if fit.success and model.can_simulate:

@@ -26,6 +26,8 @@ its channel when none is given explicitly.
 
 from __future__ import annotations
 
+import dataclasses
+
 import io as _stdio
 import math
 import re
@@ -634,7 +636,29 @@ def _fmt_columns(columns: Iterable[str]) -> str:
     return ", ".join(f"`{c}`" for c in columns)
 
 
-def _map_columns(df: pd.DataFrame, columns: Mapping[str, str], fname: str) -> dict[str, str]:
+def _rows_arg(rows: tuple[int, int | None] | str | None) -> tuple[int, int | None] | None:
+    """Parse ``rows`` ("a:b", "a:", or a pair) into (start, stop)."""
+    if rows is None:
+        return None
+    if isinstance(rows, str):
+        parts = rows.split(":")
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            start = int(parts[0]) if parts[0].strip() else 0
+            stop = int(parts[1]) if parts[1].strip() else None
+        except ValueError:
+            raise DataValidationError(f"`rows` must look like START:STOP (e.g. 40650:105712), got {rows!r}") from None
+    else:
+        start, stop = rows
+    if start < 0 or (stop is not None and stop < 0):
+        raise DataValidationError(f"`rows` bounds must be >= 0, got {start}:{stop}")
+    return int(start), (None if stop is None else int(stop))
+
+
+def _map_columns(
+    df: pd.DataFrame, columns: Mapping[str, str], fname: str, required: tuple[str, ...] = REQUIRED
+) -> dict[str, str]:
     available = [str(c) for c in df.columns]
     mapping: dict[str, str] = {}
     for channel, column in columns.items():
@@ -664,11 +688,13 @@ def _map_columns(df: pd.DataFrame, columns: Mapping[str, str], fname: str) -> di
             )
         if hits:
             mapping[channel] = hits[0]
-    for channel in REQUIRED:
+    for channel in required:
         if channel not in mapping:
+            hint = " (or give the sampling rate with --fs when the file has no time column)" if channel == "t" else ""
             raise DataValidationError(
                 f"no `{channel}` ({CHANNEL_LABELS[channel]}) column in {fname}; available columns:"
                 f" {_fmt_columns(available)}; name a column `{channel}` or map one with --columns {channel}=NAME"
+                + hint
             )
     return {c: mapping[c] for c in CHANNELS if c in mapping}
 
@@ -738,6 +764,8 @@ def load_record(
     units: Mapping[str, str] | str | None = None,
     name: str | None = None,
     resample: bool = False,
+    fs: float | None = None,
+    rows: tuple[int, int | None] | str | None = None,
 ) -> Record:
     """Load, map, scale and validate one record from a file.
 
@@ -758,6 +786,13 @@ def load_record(
         Record name; the file stem by default.
     resample : bool
         Interpolate irregular time onto a uniform grid instead of raising.
+    fs : float or None, Hz
+        Sampling rate for a file without a time column: ``t = i / fs`` for
+        data row ``i`` (row numbers of the whole file, so a part selected with
+        ``rows`` keeps its place in time).
+    rows : (start, stop) or "start:stop" or None
+        Keep data rows ``start:stop`` (0-based, stop excluded, Python slice
+        semantics with non-negative bounds; stop may be omitted).
 
     Returns
     -------
@@ -775,8 +810,26 @@ def load_record(
     p = _existing_file(path)
     column_map = _columns_arg(columns)
     unit_map = _units_arg(units)
+    if fs is not None and not (np.isfinite(fs) and fs > 0):
+        raise DataValidationError(f"`fs` must be a positive sampling rate in Hz, got {fs}")
+    row_slice = _rows_arg(rows)
     table = _read(p)
-    mapping = _map_columns(table.df, column_map, p.name)
+    required = tuple(c for c in REQUIRED if not (c == "t" and fs is not None and "t" not in column_map))
+    mapping = _map_columns(table.df, column_map, p.name, required)
+    if fs is not None and "t" in mapping:
+        raise DataValidationError(
+            f"{p.name} has a time column `{mapping['t']}`; give either the time column or --fs, not both"
+        )
+    n_rows = len(table.df)
+    if row_slice is not None:
+        start, stop = row_slice
+        stop = n_rows if stop is None else min(stop, n_rows)
+        if start >= stop:
+            raise DataValidationError(f"`rows` {start}:{stop} selects nothing from the {n_rows} data rows of {p.name}")
+        table = dataclasses.replace(table, df=table.df.iloc[start:stop].reset_index(drop=True))
+        first_row = start
+    else:
+        first_row = 0
     arrays: dict[str, FloatArray] = {}
     unit_strings: dict[str, str] = {}
     file_units: dict[str, str] = {}
@@ -811,6 +864,12 @@ def load_record(
                     values = values * factor
                 unit_strings[channel] = SI_UNITS[channel]
         arrays[channel] = values
+    if "t" not in arrays:
+        arrays["t"] = (first_row + np.arange(len(table.df), dtype=np.float64)) / float(fs)  # type: ignore[arg-type]
+        unit_strings["t"] = "s"
+        notes.append(f"time built from the sampling rate {fs:g} Hz")
+    if first_row:
+        notes.append(f"data rows {first_row}:{first_row + len(table.df)} of the file")
     return from_arrays(
         arrays["t"],
         arrays["f"],
@@ -832,6 +891,8 @@ def load_records(
     columns: Mapping[str, str] | str | None = None,
     units: Mapping[str, str] | str | None = None,
     resample: bool = False,
+    fs: float | None = None,
+    rows: tuple[int, int | None] | str | None = None,
 ) -> tuple[Record, ...]:
     """Load several records (e.g. one per excitation level) with one mapping.
 
@@ -839,7 +900,7 @@ def load_records(
     ----------
     paths : sequence of str or path-like
         Files to load, in order. A single path is accepted too.
-    columns, units, resample
+    columns, units, resample, fs, rows
         As for :func:`load_record`, applied to every file.
 
     Returns
@@ -865,7 +926,7 @@ def load_records(
     records = []
     for p, name in zip(plist, names, strict=True):
         try:
-            records.append(load_record(p, columns=columns, units=units, name=name, resample=resample))
+            records.append(load_record(p, columns=columns, units=units, name=name, resample=resample, fs=fs, rows=rows))
         except DataValidationError as exc:
             raise DataValidationError(f"{p.name}: {exc}") from None
     first = records[0]

@@ -444,3 +444,26 @@ def test_comment_lines_and_utf16(tmp_path: Path, rec: Record) -> None:
     p16 = tmp_path / "u.csv"
     p16.write_bytes(text.encode("utf-16"))
     _assert_same(load_record(p16), rec, ("t", "f", "x"))
+
+
+def test_sampling_rate_and_row_selection(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from nlid_core.errors import DataValidationError
+    from nlid_core.io import load_record
+
+    n = 500
+    df = pd.DataFrame({"u": np.sin(np.arange(n) / 7.0), "y": np.cos(np.arange(n) / 7.0)})
+    path = tmp_path / "no_time.csv"
+    df.to_csv(path, index=False)
+    rec = load_record(path, columns="f=u,x=y", fs=100.0, rows="100:300")
+    assert rec.n == 200
+    assert rec.t[0] == pytest.approx(1.0) and rec.dt == pytest.approx(0.01)
+    assert rec.x[0] == pytest.approx(np.cos(100 / 7.0))
+    with pytest.raises(DataValidationError, match="--fs"):
+        load_record(path, columns="f=u,x=y")
+    with pytest.raises(DataValidationError, match="START:STOP"):
+        load_record(path, columns="f=u,x=y", fs=100.0, rows="10-20")
+    with pytest.raises(DataValidationError, match="selects nothing"):
+        load_record(path, columns="f=u,x=y", fs=100.0, rows="600:700")

@@ -60,3 +60,21 @@ def test_silverbox_units_and_parameters(silverbox_fit):
     assert silverbox_fit.estimate("k1").unit == "1"
     assert silverbox_fit.estimate("m0").unit == "s^2"
     assert silverbox_fit.estimate("k3").value > 0
+
+
+def test_silverbox_through_the_cli(silverbox_csv, tmp_path):
+    """The same study from the command line: time from --fs, the standard split from --rows."""
+    import json
+
+    from nlid_core.cli import main
+
+    out = tmp_path / "sb.json"
+    status = main([
+        "identify", str(silverbox_csv), "--columns", "f=V1,x=V2", "--units", "f=V,x=V", "--fs", str(FS),
+        "--rows", "40650:105712", "--terms", "m0,c1,k1,k2,k3", "--validate", str(silverbox_csv),
+        "--validate-rows", "105712:127400", "--json", str(out), "--quiet",
+    ])
+    assert status == 0
+    doc = json.loads(out.read_text())
+    assert doc["validation"]["unit"] == "V"
+    assert doc["validation"]["rmse"] * 1e3 <= 5.5
