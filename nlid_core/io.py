@@ -128,6 +128,7 @@ class _Table:
     df: pd.DataFrame
     nan_is_empty: bool  # a NaN in a float column is an empty cell (CSV, Excel)
     decimal: str = "."
+    notes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- reading tables
@@ -197,7 +198,7 @@ def _read(path: Path) -> _Table:
         raise DataValidationError(f"file {path.name} has no columns")
     if df.shape[0] == 0:
         raise DataValidationError(f"file {path.name} has a header but no data rows")
-    return _Table(df, table.nan_is_empty, table.decimal)
+    return _Table(df, table.nan_is_empty, table.decimal, table.notes)
 
 
 def _empty_cells(df: pd.DataFrame) -> pd.DataFrame:
@@ -436,13 +437,23 @@ def _read_mat(path: Path) -> _Table:
             f" variables; found: {found}"
         )
     lengths = {key: col.size for key, col in columns.items()}
+    notes: tuple[str, ...] = ()
     if len(set(lengths.values())) > 1:
+        # signals are the longest vectors; shorter ones (settings, parameter vectors) are left out
+        longest = max(lengths.values())
+        kept = [k for k, n in lengths.items() if n == longest]
         listing = ", ".join(f"`{k}` ({n})" for k, n in lengths.items())
-        raise DataValidationError(
-            f"file {path.name}: variables have different lengths: {listing}; all must have the same number of samples"
-        )
+        if len(kept) < 2:
+            raise DataValidationError(
+                f"file {path.name}: variables have different lengths: {listing}; the signals must have the same"
+                " number of samples"
+            )
+        dropped = [f"`{k}` ({lengths[k]})" for k in lengths if k not in kept]
+        notes = (f"MAT variables with another length than the signals ({longest} samples) were left out:"
+                 f" {', '.join(dropped)}",)
+        columns = {k: columns[k] for k in kept}
     df = pd.DataFrame({k: np.asarray(v, dtype=np.float64) for k, v in columns.items()})
-    return _Table(df, nan_is_empty=False)
+    return _Table(df, nan_is_empty=False, notes=notes)
 
 
 # --------------------------------------------------------------------------- specs and units
@@ -815,7 +826,12 @@ def load_record(
     row_slice = _rows_arg(rows)
     table = _read(p)
     required = tuple(c for c in REQUIRED if not (c == "t" and fs is not None and "t" not in column_map))
-    mapping = _map_columns(table.df, column_map, p.name, required)
+    try:
+        mapping = _map_columns(table.df, column_map, p.name, required)
+    except DataValidationError as exc:
+        if table.notes:
+            raise DataValidationError(f"{exc} ({'; '.join(table.notes)})") from None
+        raise
     if fs is not None and "t" in mapping:
         raise DataValidationError(
             f"{p.name} has a time column `{mapping['t']}`; give either the time column or --fs, not both"
@@ -833,7 +849,7 @@ def load_record(
     arrays: dict[str, FloatArray] = {}
     unit_strings: dict[str, str] = {}
     file_units: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[str] = list(table.notes)
     for channel, column in mapping.items():
         values = _numeric(table.df[column], channel, column, table)
         header_unit = _header_unit(column)[1]

@@ -399,7 +399,7 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], Path], dict[str, Any], str]] = [
     ("mat_v73", _mat_v73, {}, "re-save it in MATLAB with save(name, ..., '-v7')"),
     ("mat_v73_scipy", _mat_hdf_version_only, {}, "MATLAB v7.3 (HDF5)"),
     ("mat_garbage", _bytes(b"this is not a mat file at all" * 10, "bad.mat"), {}, "is not a readable MAT file"),
-    ("mat_lengths", _mat_lengths, {}, "variables have different lengths: `t` (50), `f` (50), `x` (40)"),
+    ("mat_lengths", _mat_lengths, {}, "another length than the signals (50 samples) were left out: `x` (40)"),
     ("xlsx_garbage", _bytes(b"PK\x03\x04garbage" * 20, "bad.xlsx"), {}, "is not a readable Excel file"),
     ("parquet_garbage", _bytes(b"PAR1garbage" * 20, "bad.parquet"), {}, "is not a readable Parquet file"),
     ("excel_text_cell", _excel({(9, "x"): "n/a"}), {}, 'column `x` row 9: "n/a" is not a number'),
@@ -467,3 +467,17 @@ def test_sampling_rate_and_row_selection(tmp_path):
         load_record(path, columns="f=u,x=y", fs=100.0, rows="10-20")
     with pytest.raises(DataValidationError, match="selects nothing"):
         load_record(path, columns="f=u,x=y", fs=100.0, rows="600:700")
+
+
+def test_mat_file_with_a_short_settings_vector_loads(tmp_path):
+    import numpy as np
+    from scipy.io import savemat
+
+    from nlid_core.io import load_record
+
+    t = np.arange(100) / 50.0
+    path = tmp_path / "with_settings.mat"
+    savemat(path, {"t": t, "f": np.sin(t), "x": np.cos(t), "gains": np.array([1.0, 2.0, 3.0])})
+    rec = load_record(path)
+    assert rec.n == 100
+    assert any("`gains` (3)" in w for w in rec.warnings)
