@@ -75,6 +75,10 @@ def _build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--f1", type=float, help="chirp end frequency (Hz)")
     ex.add_argument("--duration", type=float, help="record length (s)")
     ex.add_argument("--fs", type=float, help="sampling rate (Hz)")
+    ex.add_argument("--truth", metavar="NAME=VALUE,...",
+                    help="true coefficients instead of the example's, e.g. m0=1,c1=0.8,k1=1500,k3=-2e5 (SI)")
+    ex.add_argument("--noise", metavar="CH=SD,...", help="noise standard deviation per channel, e.g. x=1e-4,v=1e-3")
+    ex.add_argument("--measured", metavar="x[,v,a]", help="response channels written to the file")
 
     sub.add_parser("terms", help="list the model terms with their units")
     return p
@@ -82,6 +86,20 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _split(spec: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in spec.split(",") if s.strip())
+
+
+def _numbers(spec: str, option: str) -> dict[str, float]:
+    """``"a=1,b=2e3"`` -> {"a": 1.0, "b": 2000.0}; raises NlidError naming the option."""
+    out: dict[str, float] = {}
+    for part in _split(spec):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise NlidError(f"`{option}` takes NAME=NUMBER pairs separated by commas; cannot read {part!r}") from None
+    return out
 
 
 def _identify(args: argparse.Namespace) -> int:
@@ -125,10 +143,16 @@ def _example(args: argparse.Namespace) -> int:
     from .examples import make_example
     from .io import write_record
 
-    overrides = {k: v for k, v in {
+    overrides: dict[str, object] = {k: v for k, v in {
         "seed": args.seed, "amplitude_n": args.amplitude, "f0_hz": args.f0, "f1_hz": args.f1,
         "duration_s": args.duration, "fs_hz": args.fs,
     }.items() if v is not None}
+    if args.truth:
+        overrides["terms"] = _numbers(args.truth, "--truth")
+    if args.noise:
+        overrides["noise"] = _numbers(args.noise, "--noise")
+    if args.measured:
+        overrides["measured"] = _split(args.measured)
     rec = make_example(args.name, overrides=overrides)
     try:
         path = write_record(rec, args.out)

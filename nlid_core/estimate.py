@@ -833,6 +833,7 @@ def output_error(
     *,
     x0: Sequence[tuple[float, float]] | None = None,
     progress: ProgressFn | None = None,
+    diagnostics: bool = True,
 ) -> FitResult:
     """Output-error fit from the start values in ``params``.
 
@@ -849,6 +850,9 @@ def output_error(
         Initial states (start values when estimated); default from the data.
     progress : callable or None
         ``progress(stage, fraction, message)``.
+    diagnostics : bool
+        False returns the parameters only (no uncertainty, metrics or record
+        fits, no integration refinement): for a start of another fit.
 
     Returns
     -------
@@ -936,7 +940,7 @@ def output_error(
             lb_run, ub_run = lb, ub
             z0 = np.clip(sol.x, lb, ub)
             continue
-        if attempt <= MAX_REFINEMENTS and prob.refine(sol.x):
+        if attempt <= MAX_REFINEMENTS and diagnostics and prob.refine(sol.x):
             warns.append(f"refined the integration ({max(prob.substeps)} RK4 substeps per sample): its error at the"
                          " estimate was not negligible against the residual")
             z0 = sol.x
@@ -948,6 +952,11 @@ def output_error(
     r_hat = prob.residual(z_hat)
     if not np.all(np.isfinite(r_hat)):
         return _failed(model, params, recs, opts, "output error ended at parameters that do not simulate", start)
+    if not diagnostics:  # a start for another fit: parameters only
+        return dataclasses.replace(
+            _failed(model, params.with_values(theta_hat, clip=True), recs, opts, "", start),
+            success=bool(sol.status > 0), message=str(sol.message), cost=float(sol.cost), nfev=prob.nfev,
+        )
     jac_z = prob.jacobian(z_hat)
     scales = np.concatenate([prob.s_theta, prob.s_x0])
     jac_phys = jac_z / scales  # ∂r/∂(θ, x0) = ∂r/∂z / s
@@ -1008,8 +1017,6 @@ def output_error(
 INTEGRATION_TOL = 0.05
 #: How often the substeps may be doubled after a fit.
 MAX_REFINEMENTS = 3
-#: Above this NRMSE of the start's simulated displacement, output error is first run on short segments.
-START_NRMSE_LIMIT = 0.3
 #: Segment length in natural periods of the start model, and the most segments used per record.
 SEGMENT_PERIODS = 3.0
 MAX_SEGMENTS = 12
@@ -1042,43 +1049,52 @@ def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
             for i in chosen]
 
 
+def _start_nrmse(recs: Sequence[Record], model: TermModel, params: ParameterSet, opts: FitOptions,
+                 x0s: Sequence[tuple[float, float]]) -> float:
+    """Largest displacement NRMSE over the records when simulating ``params`` (inf if any diverges)."""
+    from .metrics import nrmse
+
+    worst = 0.0
+    for r, x0 in zip(recs, x0s, strict=True):
+        sim = simulate(model, r.t, r.f, params.values, x0, input_hold=opts.input_hold,
+                       substeps=_substeps_for(r, model, params.values, opts))
+        if not sim.success:
+            return math.inf
+        worst = max(worst, nrmse(r.x, sim.x))
+    return worst
+
+
 def _robust_start(
     recs: Sequence[Record], model: TermModel, start: ParameterSet, opts: FitOptions, progress: ProgressFn | None
 ) -> tuple[ParameterSet, str, float]:
-    """Improve a start whose simulation is far off (lightly damped systems, long records).
+    """A start for the full-record output-error fit that is in the right basin.
 
-    A small parameter error shifts a lightly damped resonance, and over a long
-    record the phase error makes the output-error cost multi-modal, so even a
-    1 % error can start in the wrong basin. When the start's simulated
-    displacement has NRMSE above ``START_NRMSE_LIMIT`` (or does not simulate),
-    output error is first solved on short segments, each with its own
-    estimated initial state (multiple shooting without continuity), where the
-    cost is nearly convex; the full-record fit then starts from that result.
+    Output error on a long record is multi-modal: a small error in a lightly
+    damped resonance accumulates phase, and an equation-error start biased by
+    noisy derived accelerations (errors in variables) can be far off while its
+    simulation still looks fair. So output error is first solved on a few
+    short segments of the records, each with its own estimated initial state
+    (multiple shooting without continuity), where the cost is nearly convex.
+    The full-record fit starts from whichever of the two simulates the records
+    better. Nothing is done for records too short to segment.
     """
-    from .metrics import nrmse
-
     t0 = time.perf_counter()
     x0s, _, _ = _initial_states(recs, opts, None)
-    worst = 0.0
-    for r, x0 in zip(recs, x0s, strict=True):
-        sim = simulate(model, r.t, r.f, start.values, x0, input_hold=opts.input_hold,
-                       substeps=_substeps_for(r, model, start.values, opts))
-        worst = max(worst, nrmse(r.x, sim.x) if sim.success else math.inf)
-        if not math.isfinite(worst):
-            break
-    if worst <= START_NRMSE_LIMIT:
-        return start, "", time.perf_counter() - t0
     segments = [seg for r in recs for seg in _segments(r, model, start.values)]
     if len(segments) == len(recs):
         return start, "", time.perf_counter() - t0
-    seg_opts = dataclasses.replace(opts, initial_state="estimate")
-    seg_fit = output_error(segments, model, start, seg_opts, progress=progress)
-    elapsed = time.perf_counter() - t0
+    seg_opts = dataclasses.replace(opts, initial_state="estimate", tol=max(opts.tol, 1e-6))
+    seg_fit = output_error(segments, model, start, seg_opts, progress=progress, diagnostics=False)
     if not seg_fit.success:
+        return start, "", time.perf_counter() - t0
+    before = _start_nrmse(recs, model, start, opts, x0s)
+    after = _start_nrmse(recs, model, seg_fit.parameters, opts, x0s)
+    elapsed = time.perf_counter() - t0
+    if not after < before:
         return start, "", elapsed
-    what = "does not simulate" if not math.isfinite(worst) else f"simulates with NRMSE {worst:.2f}"
-    note = (f"the start {what}; output error was first solved on {len(segments)} short segments"
-            " with their own initial states")
+    what = "does not simulate" if not math.isfinite(before) else f"simulates with NRMSE {before:.3f}"
+    note = (f"the equation-error start {what}; output error on {len(segments)} short segments (NRMSE"
+            f" {after:.3f}) gave the start of the full-record fit")
     return seg_fit.parameters, note, elapsed
 
 

@@ -120,6 +120,12 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
         raise ModelSpecError("`duration_s`, `fs_hz` must be positive and `amplitude_n` >= 0")
     if "x" not in spec.measured or any(c not in ("x", "v", "a") for c in spec.measured):
         raise ModelSpecError(f"`measured` must contain x and only x, v, a; got {spec.measured}")
+    bad_noise = {c: v for c, v in spec.noise.items() if c not in ("x", "v", "a", "f") or not (v >= 0)}
+    if bad_noise:
+        raise ModelSpecError(f"`noise` takes channels x, v, a, f with standard deviations >= 0; got {bad_noise}")
+    bad_terms = {k: v for k, v in spec.terms.items() if not np.isfinite(v)}
+    if bad_terms:
+        raise ModelSpecError(f"true coefficients must be finite; got {bad_terms}")
     model = TermModel(tuple(spec.terms), spec.settings)
     model.require_simulable()
     theta = np.array([spec.terms[n] for n in model.terms], dtype=np.float64)

@@ -159,3 +159,21 @@ def test_json_has_no_nan_even_for_a_failed_validation(seed_record):
     doc = result_to_dict(fit, [failed])
     text = json.dumps(doc, allow_nan=False)
     assert json.loads(text)["validation"]["x0"] == [None, None]
+
+
+def test_example_with_own_truth_is_identified(tmp_path, capsys):
+    path = tmp_path / "own.csv"
+    assert main(["example", "seed", "--out", str(path), "--truth", "m0=1.5,c1=0.8,k1=1500,k3=-2e5",
+                 "--noise", "x=2e-5", "--measured", "x", "--amplitude", "4", "--f0", "1", "--f1", "8",
+                 "--fs", "400", "--duration", "15"]) == 0
+    out = tmp_path / "fit.json"
+    assert main(["identify", str(path), "--terms", "m0,c1,k1,k3", "--json", str(out), "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["parameters"]["k3"]["value"] < 0
+    assert abs(doc["parameters"]["k1"]["value"] / 1500 - 1) < 0.01
+    capsys.readouterr()
+    assert main(["example", "seed", "--out", str(path), "--truth", "m0=abc"]) == 2
+    assert main(["example", "seed", "--out", str(path), "--truth", "zz=1"]) == 2
+    assert main(["example", "seed", "--out", str(path), "--noise", "q=1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("error:") for line in err)
