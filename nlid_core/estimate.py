@@ -443,11 +443,11 @@ def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
         low = np.linalg.cholesky(gram)
         d = np.abs(np.diag(low))
         if d.min() > 1e-5 * d.max():  # condition of a below ~1e5: the normal equations lose nothing that matters
-            return low.T, solve_triangular(low, a.T @ b, lower=True)
+            return np.asarray(low.T, dtype=np.float64), np.asarray(solve_triangular(low, a.T @ b, lower=True))
     except np.linalg.LinAlgError:
         pass
     q_mat, r_mat = np.linalg.qr(a, mode="reduced")
-    return r_mat, q_mat.T @ b
+    return np.asarray(r_mat, dtype=np.float64), np.asarray(q_mat.T @ b, dtype=np.float64)
 
 
 def equation_error(
@@ -595,7 +595,7 @@ class _OEProblem:
         self.free = params.free_mask
         self.pf = int(self.free.sum())
         self.nrec = len(recs)
-        self.x0s = [tuple(map(float, x)) for x in x0s]
+        self.x0s: list[tuple[float, float]] = [(float(x[0]), float(x[1])) for x in x0s]
         self.outputs = opts.outputs
         self.idx = [np.arange(0, r.n, opts.sample_step) for r in recs]
         self.scale = {}
@@ -623,6 +623,12 @@ class _OEProblem:
                 self.x0_pos[k] = 2 * len(self.x0_pos)
         self.n_x0 = 2 * len(self.x0_pos)
         self.prior_jp = np.zeros((0, self.pf))
+        self.prior_c = np.zeros(0)
+        self.s_theta = np.ones(self.pf)
+        self.s_x0 = np.ones(self.n_x0)
+        self.off_theta = np.zeros(self.pf)
+        self.off_x0 = np.zeros(self.n_x0)
+        self._scaled = False
 
     def fine_input(self, k: int, nsub: int | None = None) -> FloatArray:
         """Input of record k at every half substep (cached; the grid for 2·nsub is made at once,
@@ -679,9 +685,8 @@ class _OEProblem:
     # variable packing: z = [(theta_free - off_theta) / s_theta, (x0 - off_x0) / s_x0 ...]; z = 0 at the start,
     # so the solver's first trust region (radius 1 when z0 = 0) allows about a 10 % change of each parameter
     def set_scaling(self, s_theta: FloatArray, s_x0: FloatArray, off_theta: FloatArray, off_x0: FloatArray) -> None:
-        same_point = np.array_equal(off_theta, getattr(self, "off_theta", None)) and np.array_equal(
-            off_x0, getattr(self, "off_x0", None)
-        )
+        same_point = self._scaled and np.array_equal(off_theta, self.off_theta) and np.array_equal(off_x0, self.off_x0)
+        self._scaled = True
         self.s_theta = s_theta
         self.s_x0 = s_x0
         self.off_theta = off_theta

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -368,7 +368,7 @@ def _read_parquet(path: Path) -> _Table:
 
 
 def _read_excel(path: Path) -> _Table:
-    engine = "openpyxl" if path.suffix.lower() == ".xlsx" else None
+    engine: Literal["openpyxl"] | None = "openpyxl" if path.suffix.lower() == ".xlsx" else None
     try:
         df = pd.read_excel(path, sheet_name=0, engine=engine, keep_default_na=False, na_values=[""])
         if len(df.columns) and all(isinstance(c, (int, float)) for c in df.columns):

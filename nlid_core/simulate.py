@@ -374,7 +374,7 @@ def simulate_reference(
 
     start = time.perf_counter()
     dt = float(np.min(np.diff(t_arr)))
-    sol = solve_ivp(
+    sol = solve_ivp(  # type: ignore[call-overload]
         rhs, (float(t_arr[0]), float(t_arr[-1])), np.asarray(x0, dtype=np.float64), method=method,
         t_eval=t_arr, rtol=rtol, atol=atol, max_step=dt,
     )
