@@ -53,6 +53,8 @@ MIN_SAMPLES = 20
 #: of 1e9 is 1e27, still far from overflow; anything larger is a glitch or a
 #: unit mistake.
 MAX_ABS_VALUE = 1e9
+#: A single sample this many times larger than every other one is a glitch.
+SPIKE_RATIO = 1e3
 #: Relative spread of the sampling interval tolerated as "uniform".
 UNIFORM_RTOL = 1e-3
 
@@ -170,6 +172,20 @@ def _as_1d(name: str, values: ArrayLike) -> FloatArray:
     return np.ascontiguousarray(arr)
 
 
+def _check_spike(rec: Record, c: str, arr: FloatArray) -> None:
+    """Reject one sample that dwarfs every other one (a glitch or a unit slip in one row)."""
+    mag = np.abs(arr)
+    i = int(np.argmax(mag))
+    rest = np.delete(mag, i)
+    second = float(rest.max()) if rest.size else 0.0
+    if second > 0 and mag[i] > SPIKE_RATIO * second:
+        raise DataValidationError(
+            f"channel `{c}` ({CHANNEL_LABELS[c]}) row {i} holds {arr[i]:.6g} {rec.unit(c)}, more than"
+            f" {SPIKE_RATIO:g} times any other sample (next largest {second:.3g}): a glitch or a unit mistake;"
+            " correct or remove that row"
+        )
+
+
 def _validate(rec: Record) -> None:
     n = rec.t.size
     for c in CHANNELS:
@@ -200,6 +216,8 @@ def _validate(rec: Record) -> None:
                 f"channel `{c}` ({CHANNEL_LABELS[c]}) has an implausibly large value {arr[i]:.6g} at row {i}"
                 f" (limit {MAX_ABS_VALUE:g} {rec.unit(c)}); check the unit or remove the glitch"
             )
+        if c != "t":
+            _check_spike(rec, c, arr)
     dt = np.diff(rec.t)
     if (dt == 0).any():
         i = int(np.argmax(dt == 0))

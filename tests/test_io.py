@@ -481,3 +481,23 @@ def test_mat_file_with_a_short_settings_vector_loads(tmp_path):
     rec = load_record(path)
     assert rec.n == 100
     assert any("`gains` (3)" in w for w in rec.warnings)
+
+
+def test_a_single_glitch_sample_is_rejected(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from nlid_core.errors import DataValidationError
+    from nlid_core.io import load_record
+
+    t = np.arange(300) * 0.01
+    x = 0.01 * np.sin(t * 5)
+    x[123] = 50.0  # a dropout written as a huge reading
+    pd.DataFrame({"t": t, "f": np.cos(t * 5), "x": x}).to_csv(tmp_path / "glitch.csv", index=False)
+    with pytest.raises(DataValidationError, match="row 123 holds 50"):
+        load_record(tmp_path / "glitch.csv")
+    # an impulse that spans a few samples is a signal, not a glitch
+    f = np.zeros(300)
+    f[10:13] = [200.0, 900.0, 300.0]
+    pd.DataFrame({"t": t, "f": f, "x": 0.001 * np.sin(t)}).to_csv(tmp_path / "hammer.csv", index=False)
+    assert load_record(tmp_path / "hammer.csv").n == 300
