@@ -1219,7 +1219,7 @@ def identify(
     return FitResult(
         success=final.success,
         message=final.message,
-        method=opts.method if final.success or opts.method == "equation-error" else final.method,
+        method=opts.method,
         model=final.model,
         parameters=final.parameters,
         estimates=final.estimates,
