@@ -1024,7 +1024,7 @@ INTEGRATION_TOL = 0.05
 MAX_REFINEMENTS = 3
 #: Segment length in natural periods of the start model, and the most segments used per record.
 SEGMENT_PERIODS = 3.0
-MAX_SEGMENTS = 12
+MAX_SEGMENTS = 8
 
 
 def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
@@ -1085,7 +1085,9 @@ def _robust_start(
     """
     t0 = time.perf_counter()
     x0s, _, _ = _initial_states(recs, opts, None)
-    segments = [seg for r in recs for seg in _segments(r, model, start.values)]
+    # velocity is derived once per record (the segments' initial states start from it), not per segment
+    with_v = [r if r.v is not None else _with_derivatives(r, opts.differentiator) for r in recs]
+    segments = [seg for r in with_v for seg in _segments(r, model, start.values)]
     if len(segments) == len(recs):
         return start, "", time.perf_counter() - t0
     seg_opts = dataclasses.replace(opts, initial_state="estimate", tol=max(opts.tol, 1e-6))
