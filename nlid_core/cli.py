@@ -60,6 +60,10 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--fs", type=float, help="sampling rate (Hz) for files without a time column")
     ident.add_argument("--rows", metavar="START:STOP", help="use only these data rows of each DATA file")
     ident.add_argument("--validate-rows", metavar="START:STOP", help="use only these data rows of each --validate file")
+    ident.add_argument("--lowpass", type=float, metavar="HZ",
+                       help="zero-phase low-pass filter every channel at this cut-off before identifying")
+    ident.add_argument("--differentiator", default="savgol", choices=("savgol", "spectral", "gradient"),
+                       help="how missing velocity and acceleration are derived (equation error)")
     ident.add_argument("--validate", action="append", default=[], metavar="FILE",
                        help="validation record (may be repeated); its first --n-init samples set the initial state")
     ident.add_argument("--n-init", type=int, default=50, help="validation samples used for the initial state")
@@ -111,10 +115,15 @@ def _identify(args: argparse.Namespace) -> int:
 
     records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
                            rows=args.rows)
+    if args.lowpass is not None:
+        from .signals import filter_record
+
+        records = tuple(filter_record(r, args.lowpass) for r in records)
     model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
     options = FitOptions(
         method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
         input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
+        differentiator=args.differentiator,
     )
     val_records = [
         load_record(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,

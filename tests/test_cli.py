@@ -177,3 +177,14 @@ def test_example_with_own_truth_is_identified(tmp_path, capsys):
     assert main(["example", "seed", "--out", str(path), "--noise", "q=1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("error:") for line in err)
+
+
+def test_lowpass_and_differentiator_options(seed_csv, tmp_path, capsys):
+    out = tmp_path / "lp.json"
+    assert main(["identify", str(seed_csv), "--lowpass", "40", "--differentiator", "spectral", "--json", str(out),
+                 "--quiet"]) == 0
+    doc = json.loads(out.read_text())
+    assert any("low-pass filtered" in w for w in doc["warnings"])
+    assert abs(doc["parameters"]["k1"]["value"] / 800 - 1) < 0.01
+    assert main(["identify", str(seed_csv), "--lowpass", "400"]) == 2
+    assert "Nyquist" in capsys.readouterr().err
