@@ -22,7 +22,7 @@ from ._version import __version__
 from .estimate import FitResult
 from .validation import ValidationResult
 
-__all__ = ["result_to_dict", "format_report"]
+__all__ = ["result_to_dict", "format_report", "html_report"]
 
 
 def _num(v: float) -> float | None:
@@ -162,3 +162,89 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
         "Timing: " + ", ".join(f"{k.removesuffix('_s')} {1000 * v:.1f} ms" for k, v in t.items())
     )
     return "\n".join(lines)
+
+
+def html_report(
+    fit: FitResult,
+    validations: Sequence[ValidationResult] = (),
+    figures_html: Sequence[tuple[str, str]] = (),
+    *,
+    title: str = "nlid identification report",
+) -> str:
+    """A self-contained HTML page: summary, equation, parameter table, flags, metrics, validations, figures.
+
+    Parameters
+    ----------
+    fit : FitResult
+    validations : sequence of ValidationResult
+    figures_html : sequence of (caption, html fragment)
+        Figures rendered elsewhere (``figures.fig_to_html``; the first should
+        carry the plotly script so the page works offline).
+    title : str
+        Page title.
+    """
+    from html import escape
+
+    def cell(v: object) -> str:
+        if isinstance(v, float):
+            return f"{v:.6g}" if math.isfinite(v) else "–"
+        return escape(str(v))
+
+    conf = int(round(100 * fit.options.confidence))
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in (
+            e.name, e.value, e.stderr if e.vary else "fixed", e.ci[0] if e.vary else "", e.ci[1] if e.vary else "",
+            f"{100 * e.rel_stderr:.2f} %" if e.vary and math.isfinite(e.rel_stderr) else "", e.unit,
+            ", ".join(e.flags))) + "</tr>"
+        for e in fit.estimates
+    )
+    notes = "".join(f"<li><b>{escape(e.name)}</b>: {escape('; '.join(e.notes))}</li>"
+                    for e in fit.estimates if e.vary and e.notes)
+    metrics = "".join(
+        f"<tr><td>{escape(m.record)}</td><td>{m.channel}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td><td>{m.whiteness.p_value:.2g}</td></tr>"
+        for m in fit.metrics
+    )
+    vals = "".join(
+        f"<tr><td>{escape(v.record)}</td><td>{m.channel}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td><td>{v.n_init}</td></tr>"
+        for v in validations if v.success for m in v.metrics
+    ) + "".join(f"<tr><td>{escape(v.record)}</td><td colspan=5>failed: {escape(v.message)}</td></tr>"
+                for v in validations if not v.success)
+    figs = "".join(f"<figure>{html}<figcaption>{escape(caption)}</figcaption></figure>"
+                   for caption, html in figures_html)
+    unc = fit.uncertainty
+    diag = (f"Scaled condition number {unc.condition_number:.3g}, rank {unc.rank} of {len(unc.names)}."
+            if unc is not None else "")
+    weak = "".join(f"<li>{escape(w)}</li>" for w in fit.weak_directions)
+    warns = "".join(f"<li>{escape(w)}</li>" for w in fit.warnings)
+    timing = ", ".join(f"{escape(k.removesuffix('_s'))} {1000 * v:.1f} ms" for k, v in fit.timing.items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1f2933; }}
+table {{ border-collapse: collapse; margin: 0.5rem 0 1.5rem; }}
+td, th {{ border: 1px solid #cbd2d9; padding: 0.3rem 0.6rem; text-align: right; }}
+th {{ background: #f0f4f8; }} td:first-child {{ text-align: left; }}
+code {{ background: #f0f4f8; padding: 0.4rem; display: block; white-space: pre-wrap; }}
+figure {{ margin: 1rem 0 2rem; }} figcaption {{ color: #52606d; }}
+.fail {{ color: #b42318; font-weight: bold; }}
+</style></head><body>
+<h1>{escape(title)}</h1>
+<p>nlid {escape(__version__)} · method <b>{escape(fit.method)}</b> · terms {escape(", ".join(fit.model.terms))} ·
+records {escape(", ".join(r.name for r in fit.records))}</p>
+<p class="{'' if fit.success else 'fail'}">{escape(fit.message)}</p>
+<h2>Identified equation</h2><code>{escape(fit.equation())}</code>
+<h2>Parameters</h2>
+<table><tr><th>parameter</th><th>value</th><th>± stderr</th><th>{conf} % low</th><th>{conf} % high</th>
+<th>rel. stderr</th><th>unit</th><th>flags</th></tr>{rows}</table>
+{f"<h3>Flags</h3><ul>{notes}</ul>" if notes else ""}
+<p>{escape(diag)}</p>{f"<ul>{weak}</ul>" if weak else ""}
+<h2>Fit</h2>
+<table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>whiteness p</th></tr>{metrics}</table>
+{f"<h2>Validation</h2><table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>initial-state samples</th></tr>{vals}</table>" if vals else ""}
+{f"<h2>Figures</h2>{figs}" if figs else ""}
+{f"<h2>Warnings</h2><ul>{warns}</ul>" if warns else ""}
+<p><small>Timing: {timing}</small></p>
+</body></html>
+"""

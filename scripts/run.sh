@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Set up, then identify the seed-000 benchmark example from the command line.
+# Set up, then start the dashboard (open the URL it prints; "Load the seed example" on the Home page).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-mkdir -p out
-.venv/bin/python -m nlid_core example seed --out out/seed.csv
-.venv/bin/python -m nlid_core identify out/seed.csv --terms m0,m1,c1,c2,k1,k3 --json out/seed-fit.json
-echo "result written to out/seed-fit.json"
+PORT="${PORT:-8501}"
+echo "nlid dashboard: http://localhost:${PORT}"
+exec .venv/bin/python -m streamlit run app.py --server.port "$PORT"

@@ -1,0 +1,36 @@
+"""nlid dashboard entry point: page navigation and the sidebar shared by every page.
+
+Run with ``streamlit run app.py``. Pages live in ``pages/``; helpers in ``app_support/``;
+all computation in ``nlid_core``.
+"""
+
+import streamlit as st
+
+from app_support import state
+
+st.set_page_config(page_title="nlid: nonlinear system identification", page_icon="〰", layout="wide")
+
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+    st.Page("pages/data.py", title="Data", icon="📂"),
+    st.Page("pages/nonlinearity.py", title="Nonlinearity", icon="🔍"),
+    st.Page("pages/model.py", title="Model", icon="🧩"),
+    st.Page("pages/identify.py", title="Identify", icon="⚙"),
+    st.Page("pages/validate.py", title="Validate", icon="📈"),
+    st.Page("pages/export.py", title="Export", icon="💾"),
+]
+page = st.navigation(PAGES)
+
+with st.sidebar:
+    recs = state.records()
+    st.caption("Study")
+    if recs:
+        for name, rec in recs.items():
+            st.markdown(f"- **{name}**: {rec.n:,} samples, {rec.fs:.4g} Hz, {','.join(rec.channels[1:])}")
+    else:
+        st.markdown("No record loaded yet.")
+    run = state.active_run()
+    if run is not None:
+        st.markdown(f"Active run: **{run.label}** ({'ok' if run.result.success else 'failed'})")
+
+page.run()

@@ -1,0 +1,63 @@
+"""Export: parameters (CSV, JSON), validation data (CSV) and a self-contained HTML report."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from app_support import state, tables
+from nlid_core import figures
+from nlid_core.report import html_report, result_to_dict
+
+st.title("Export")
+state.show_notice()
+run = state.active_run()
+if run is None:
+    st.info("Run an identification first (Identify page).")
+    st.stop()
+fit = run.result
+vals = [v for (rid, _, _), v in state.validations().items() if rid == run.id]
+st.markdown(f"Exporting **run #{run.id}** ({run.label}) with {len(vals)} validation(s). Choose another run on"
+            " the Identify page.")
+stem = f"nlid-run{run.id}"
+
+c1, c2, c3 = st.columns(3)
+c1.download_button("Parameters (CSV)", tables.parameter_table(fit).to_csv(index=False).encode(),
+                   file_name=f"{stem}-parameters.csv", mime="text/csv", key="dl_params_csv")
+c2.download_button("Result (JSON)", json.dumps(result_to_dict(fit, vals), indent=2, allow_nan=False).encode(),
+                   file_name=f"{stem}.json", mime="application/json", key="dl_json")
+if vals:
+    frames = []
+    for v in vals:
+        if not v.success:
+            continue
+        frame = pd.DataFrame({"record": v.record, "t": v.t})
+        for c, arr in v.measured.items():
+            frame[f"{c}_measured"] = arr
+        for c, arr in v.predicted.items():
+            frame[f"{c}_simulated"] = arr
+        frames.append(frame)
+    if frames:
+        c3.download_button("Validation data (CSV)", pd.concat(frames).to_csv(index=False).encode(),
+                           file_name=f"{stem}-validation.csv", mime="text/csv", key="dl_validation")
+else:
+    c3.caption("No validation yet for this run (Validate page).")
+
+if st.button("Build the HTML report", key="build_report"):
+    figs = []
+    if fit.records:
+        figs.append(("Fit on " + fit.records[0].name, figures.fig_fit(fit.records[0],
+                                                                     channel=fit.records[0].fitted_channels[0])))
+    if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
+        figs.append(("Parameter correlations", figures.fig_correlation(fit)))
+    for v in vals:
+        if v.success:
+            figs.append((f"Validation on {v.record}", figures.fig_fit(v, channel=v.metrics[0].channel)))
+    fragments = [(caption, figures.fig_to_html(fig, include_plotlyjs=(i == 0))) for i, (caption, fig) in enumerate(figs)]
+    st.session_state["nlid_report_html"] = (run.id, html_report(fit, vals, fragments, title=f"nlid report: run #{run.id}"))
+built = st.session_state.get("nlid_report_html")
+report = built[1] if built and built[0] == run.id else None
+if report:
+    st.download_button("HTML report", report.encode(), file_name=f"{stem}-report.html", mime="text/html",
+                       key="dl_report")
+    st.caption(f"{len(report) / 1e6:.1f} MB, figures included (works offline).")

@@ -1,0 +1,66 @@
+"""Home: what the tool does, the workflow, and one click to load an example study."""
+
+import streamlit as st
+
+from app_support import cache, state
+from nlid_core.errors import NlidError
+from nlid_core.examples import SEED_TRUTH
+
+st.title("nlid: identify nonlinear mechanical systems from measured data")
+state.show_notice()
+st.markdown(
+    """
+Upload a test record of a single-degree-of-freedom structure (force and displacement, optionally velocity
+and acceleration), look at the evidence of nonlinearity, choose model terms, identify them with their
+uncertainty, and compare the simulated with the measured response.
+
+The model is built from named terms:
+
+`(m0 + m1·x²)·ẍ + c1·ẋ + c2·|ẋ|·ẋ + fc·tanh(ẋ/v_eps) + k1·x + k2·x² + k3·x³ + kg·dz(x) + f0 = f(t)`
+"""
+)
+
+steps = [
+    ("Data", "upload records, map columns and units, trim, filter, derive missing velocity/acceleration"),
+    ("Nonlinearity", "hysteresis loops, restoring force, harmonics, FRFs across levels, a short verdict"),
+    ("Model", "tick terms, edit initial values and bounds, choose the residual and its channels"),
+    ("Identify", "run the fit: parameters with standard errors, intervals, flags and correlations"),
+    ("Validate", "simulate on another record: time and frequency domain, residual tests"),
+    ("Export", "parameters (CSV, JSON), validation data and a self-contained HTML report"),
+]
+cols = st.columns(len(steps))
+for col, (title, text) in zip(cols, steps):
+    col.markdown(f"**{title}**  \n{text}")
+
+st.subheader("Start with an example")
+left, right = st.columns(2)
+with left:
+    st.markdown(
+        "**Seed benchmark** (simulated, known answer): "
+        + ", ".join(f"{k} = {v:g}" for k, v in SEED_TRUTH.items())
+        + "; 10 N chirp 0.5 to 5 Hz, 12 s at 500 Hz, noisy x, v, a."
+    )
+    if st.button("Load the seed example", key="load_example", type="primary"):
+        rec = cache.example("seed")
+        names = state.add_records([rec])
+        state.set_config(state.default_config(fit_records=(names[0],)))
+        state.notify("success", f"Loaded `{names[0]}` ({rec.n} samples). Next: look at the Nonlinearity page.")
+        st.switch_page("pages/nonlinearity.py")
+with right:
+    if cache.silverbox_path() is not None:
+        st.markdown(
+            "**Silverbox** (real measurements of an electronic Duffing oscillator, volts): the standard"
+            " training part and the multisine test part."
+        )
+        if st.button("Load Silverbox", key="load_silverbox"):
+            try:
+                train, test = cache.silverbox()
+            except (NlidError, OSError) as exc:
+                st.error(f"Could not load Silverbox: {exc}")
+            else:
+                names = state.add_records([train, test])
+                state.set_config(state.default_config(("m0", "c1", "k1", "k2", "k3"), fit_records=(names[0],)))
+                state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test part.")
+                st.switch_page("pages/model.py")
+    else:
+        st.caption("The Silverbox benchmark data is not installed on this server.")

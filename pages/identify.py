@@ -1,0 +1,92 @@
+"""Identify: run the identification, show parameters with uncertainty, flags, correlations, history."""
+
+import time
+
+import streamlit as st
+
+from app_support import state, tables
+from nlid_core import figures
+from nlid_core.errors import NlidError
+from nlid_core.estimate import identify
+
+st.title("Identify")
+state.show_notice()
+recs = state.records()
+if not recs:
+    st.info("Load a record first (Data page, or an example on the Home page).")
+    st.stop()
+cfg = state.ensure_config()
+missing = [n for n in cfg.fit_records if n not in recs]
+st.markdown(
+    f"**Model:** `{cfg.model.equation()}`  \n**Method:** {cfg.options.method}, output channels "
+    f"{', '.join(cfg.options.outputs)}, input {cfg.options.input_hold}, initial state {cfg.options.initial_state}"
+    f"  \n**Records:** {', '.join(cfg.fit_records)}"
+)
+
+if st.button("Run identification", key="run_identification", type="primary", disabled=bool(missing)):
+    bar = st.progress(0.0, text="starting")
+
+    def progress(stage: str, fraction: float, message: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{stage}: {message}")
+
+    start = time.perf_counter()
+    try:
+        result = identify([recs[n] for n in cfg.fit_records], cfg.model, params=cfg.params, options=cfg.options,
+                          progress=progress)
+    except NlidError as exc:
+        bar.empty()
+        st.error(f"The identification could not run: {exc}")
+    else:
+        bar.empty()
+        run = state.add_run(cfg, result, time.perf_counter() - start)
+        if not result.success:
+            st.error(f"Run #{run.id} failed: {result.message}. Earlier results are kept; change the start values"
+                     " or the model and try again.")
+            earlier = [r for r in state.runs() if r.result.success]
+            if earlier:
+                state.set_active_run(earlier[-1].id)
+
+run = state.active_run()
+if run is None:
+    st.info("No run yet: press **Run identification**.")
+    st.stop()
+
+fit = run.result
+with st.container(key="results", border=True):
+    st.subheader(f"Run #{run.id}: {'converged' if fit.success else 'FAILED'} ({run.elapsed_s:.2f} s)")
+    if not fit.success:
+        st.error(fit.message)
+    st.markdown("**Identified equation** (value ± standard error):")
+    st.code(fit.equation(), language=None)
+    st.dataframe(tables.parameter_table(fit), hide_index=True, key="param_table")
+    for e in fit.estimates:
+        if e.vary and e.flags:
+            st.warning(f"**{e.name}**: " + "; ".join(e.notes))
+    if fit.uncertainty is not None:
+        st.caption(f"Scaled condition number {fit.uncertainty.condition_number:.3g}, rank {fit.uncertainty.rank}"
+                   f" of {len(fit.uncertainty.names)}.")
+    for w in fit.weak_directions:
+        st.caption(f"Weak direction: {w}")
+    for w in fit.warnings:
+        st.info(w)
+    if fit.metrics:
+        st.dataframe(tables.metrics_table(fit.metrics), hide_index=True, key="metrics_table")
+    left, right = st.columns(2)
+    if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
+        left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")
+    if fit.records:
+        channel = fit.records[0].fitted_channels[0]
+        right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel), key="fit_fig")
+
+st.subheader("History")
+history = state.runs()
+st.dataframe(tables.runs_table(history), hide_index=True, key="runs_table")
+ids = [r.id for r in history]
+chosen = st.selectbox("Active run (used by Validate and Export)", ids, index=ids.index(run.id), key="active_run_select",
+                      format_func=lambda i: next(r.label for r in history if r.id == i))
+if chosen != run.id:
+    state.set_active_run(chosen)
+    st.rerun()
+compare = st.multiselect("Compare runs side by side", ids, default=ids[-2:], key="compare_runs")
+if compare:
+    st.dataframe(tables.compare_table([r for r in history if r.id in compare]), key="compare_table")

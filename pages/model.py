@@ -1,0 +1,105 @@
+"""Model: terms, parameters (values, bounds, fixed/free), residual type, channels and weights."""
+
+import dataclasses
+
+import pandas as pd
+import streamlit as st
+
+from app_support import state
+from nlid_core.errors import NlidError
+from nlid_core.estimate import INITIAL_STATES, METHODS, FitOptions, equation_error
+from nlid_core.models import TERMS, ModelSettings, TermModel
+from nlid_core.params import Parameter, ParameterSet
+from nlid_core.simulate import INPUT_HOLDS
+
+st.title("Model")
+state.show_notice()
+recs = state.records()
+if not recs:
+    st.info("Load a record first (Data page, or an example on the Home page).")
+    st.stop()
+cfg = state.ensure_config()
+
+fit_records = st.multiselect("Records to fit (jointly, one parameter set)", list(recs),
+                             default=[n for n in cfg.fit_records if n in recs], key="fit_records")
+terms = st.multiselect("Model terms", list(TERMS), default=list(cfg.terms), key="terms",
+                       format_func=lambda n: f"{n}: {TERMS[n].expr}")
+if not fit_records or not terms:
+    st.warning("Choose at least one record and one term.")
+    st.stop()
+first = recs[fit_records[0]]
+model = TermModel(terms)
+st.markdown("**Equation:** `" + model.equation() + "`")
+
+# parameters: keep edited values of terms that stay, defaults for new ones
+defaults = model.default_parameters(force_unit=first.unit("f"), x_unit=first.unit("x"))
+old = {p.name: p for p in cfg.params}
+rows = []
+for p in defaults:
+    q = old.get(p.name, p)
+    rows.append({"term": p.name, "force term": TERMS[p.name].expr, "unit": p.unit, "initial value": q.value,
+                 "lower": q.lower, "upper": q.upper, "fixed": not q.vary})
+edited = st.data_editor(
+    pd.DataFrame(rows), key=f"params_{','.join(model.terms)}", hide_index=True,
+    disabled=["term", "force term", "unit"],
+    column_config={"initial value": st.column_config.NumberColumn(format="%.6g"),
+                   "lower": st.column_config.NumberColumn(format="%.6g"),
+                   "upper": st.column_config.NumberColumn(format="%.6g")},
+)
+try:
+    params = ParameterSet(
+        Parameter(name=r["term"], value=float(r["initial value"]), lower=float(r["lower"]), upper=float(r["upper"]),
+                  vary=not bool(r["fixed"]), unit=r["unit"], description=TERMS[r["term"]].description)
+        for r in edited.to_dict("records")
+    )
+except (NlidError, ValueError, TypeError) as exc:
+    st.error(f"Parameter table: {exc}")
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+method = c1.radio("Residual", METHODS, index=METHODS.index(cfg.options.method), key="method",
+                  help="two-stage: equation error gives the start of an output-error fit (recommended)")
+common = [c for c in ("x", "v", "a") if all(c in recs[n].measured for n in fit_records)]
+outputs = c2.multiselect("Output-error channels (measured)", common,
+                         default=[c for c in cfg.options.outputs if c in common] or common[:1], key="outputs")
+weights = {c: c2.number_input(f"weight of {c}", min_value=0.01, value=float(cfg.options.channel_weights.get(c, 1.0)),
+                              key=f"weight_{c}") for c in outputs}
+hold = c3.selectbox("Input between samples", INPUT_HOLDS, index=INPUT_HOLDS.index(cfg.options.input_hold),
+                    key="input_hold", help="cubic: smooth excitations; foh: linear; zoh: held")
+init = c3.selectbox("Initial state", INITIAL_STATES, index=INITIAL_STATES.index(cfg.options.initial_state),
+                    key="initial_state", help="auto: at rest when the record starts at rest, else estimated")
+threshold = c1.slider("Equation error: drop samples with |f| below this fraction of max|f|", 0.0, 0.5,
+                      float(cfg.options.force_threshold), 0.01, key="force_threshold")
+settings = cfg.settings
+if "fc" in terms or "kg" in terms:
+    s1, s2 = st.columns(2)
+    v_eps = s1.number_input(f"Coulomb velocity scale v_eps [{first.unit('x')}/s]", min_value=1e-9,
+                            value=float(settings.v_eps), format="%.3g", key="v_eps", disabled="fc" not in terms)
+    gap = s2.number_input(f"Dead-zone half-width [{first.unit('x')}]", min_value=0.0, value=float(settings.gap),
+                          format="%.3g", key="gap", disabled="kg" not in terms)
+    settings = ModelSettings(v_eps=v_eps, gap=gap)
+
+try:
+    options = FitOptions(method=method, outputs=tuple(outputs) or ("x",), channel_weights=weights,
+                         input_hold=hold, initial_state=init, force_threshold=threshold)
+    new_cfg = state.ModelConfig(terms=model.terms, settings=settings, params=params, options=options,
+                                fit_records=tuple(fit_records))
+except NlidError as exc:
+    st.error(str(exc))
+    st.stop()
+state.set_config(new_cfg)
+
+if st.button("Automatic initial guess (equation error)", key="auto_guess",
+             help="Fills the initial values from a bounded linear fit of the equation error"):
+    try:
+        ee = equation_error([recs[n] for n in fit_records], TermModel(model.terms, settings), params,
+                            dataclasses.replace(options, method="equation-error"))
+    except NlidError as exc:
+        st.error(f"Equation error failed: {exc}")
+    else:
+        state.set_config(dataclasses.replace(new_cfg, params=ee.parameters))
+        st.session_state.pop(f"params_{','.join(model.terms)}", None)
+        state.notify("success", "Initial values set from the equation-error fit.")
+        st.rerun()
+
+st.success(f"Ready: {len(terms)} terms, {method}, fitting {', '.join(fit_records)}. Go to Identify.")

@@ -1,0 +1,95 @@
+"""Nonlinearity: the evidence to look at before choosing terms."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_support import cache, state
+from nlid_core import figures, nonlinearity
+from nlid_core.errors import NlidError
+
+st.title("Nonlinearity")
+state.show_notice()
+recs = state.records()
+if not recs:
+    st.info("Load a record first (Data page, or an example on the Home page).")
+    st.stop()
+name = st.selectbox("Record", list(recs), key="nl_record")
+rec = recs[name]
+try:
+    full = cache.derived(cache.record_key(rec), "savgol", rec) if rec.a is None or rec.v is None else rec
+except NlidError as exc:
+    st.error(f"Could not derive velocity/acceleration: {exc}")
+    st.stop()
+if full is not rec:
+    st.caption("Velocity and/or acceleration derived from displacement (Savitzky-Golay) for these plots.")
+
+
+@st.cache_data(max_entries=8, show_spinner="Analysing the record...")
+def analyse(key: str, _rec):  # type: ignore[no-untyped-def]
+    harmonics = nonlinearity.harmonic_distortion(_rec)
+    check = nonlinearity.linear_fit_check(_rec)
+    return {
+        "summary": nonlinearity.evidence_summary(_rec, harmonics=harmonics, check=check),
+        "spectrum": nonlinearity.spectrum(_rec),
+        "harmonics": harmonics,
+        "spectrogram": nonlinearity.spectrogram(_rec, channel="x"),
+        "restoring": nonlinearity.restoring_force(_rec),
+        "check": check,
+        "band": nonlinearity.excitation_band(_rec),
+    }
+
+
+try:
+    ev = analyse(cache.record_key(full), full)
+except NlidError as exc:
+    st.error(f"Analysis failed: {exc}")
+    st.stop()
+
+with st.container(key="nl_summary", border=True):
+    st.subheader("What the data suggest")
+    for line in ev["summary"]:
+        st.markdown(f"- {line}")
+
+tab_loops, tab_restoring, tab_spectra, tab_levels = st.tabs(
+    ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels (FRF)"])
+with tab_loops:
+    color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key="loop_color")
+    left, right = st.columns(2)
+    left.plotly_chart(figures.fig_hysteresis(full, against="x", color_by=color), key="loop_x")
+    right.plotly_chart(figures.fig_hysteresis(full, against="v", color_by=color), key="loop_v")
+with tab_restoring:
+    left, right = st.columns(2)
+    left.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="x"), key="rf_x")
+    right.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="v"), key="rf_v")
+    st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
+    st.dataframe(
+        pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
+                       **{k: f"{v:.4g} {m.units.get(k, '')}" for k, v in m.values.items()}}
+                      for m in ev["check"].rows]),
+        hide_index=True, key="linear_check",
+    )
+with tab_spectra:
+    band = ev["band"]
+    spec = ev["spectrum"]
+    peak = float(spec.freq_hz[1:][np.argmax(spec.psd["f"][1:])]) if "f" in spec.psd and spec.freq_hz.size > 1 else None
+    st.plotly_chart(figures.fig_spectrum(spec, harmonics_of=peak), key="spectrum_fig")
+    if peak:
+        st.caption(f"Dotted lines: harmonics of the strongest force frequency ({peak:.3g} Hz).")
+    st.caption(f"Force power lies mainly between {band[0]:.3g} and {band[1]:.3g} Hz.")
+    times, freqs, power = ev["spectrogram"]
+    st.plotly_chart(figures.fig_spectrogram(times, freqs, power, max_freq=min(6 * band[1], full.fs / 2)),
+                    key="spectrogram_fig")
+    st.plotly_chart(figures.fig_harmonics(ev["harmonics"]), key="harmonics_fig")
+with tab_levels:
+    if len(recs) < 2:
+        st.info("Load records at several excitation levels to compare their FRFs (a shifting resonance or"
+                " changing damping means the system is nonlinear).")
+    chosen = st.multiselect("Records to overlay", list(recs), default=list(recs)[:4], key="frf_records")
+    if chosen:
+        try:
+            frfs = [(n, nonlinearity.frf(recs[n])) for n in chosen]
+        except NlidError as exc:
+            st.error(str(exc))
+        else:
+            st.plotly_chart(figures.fig_frf_overlay(frfs), key="frf_fig")

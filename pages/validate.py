@@ -1,0 +1,63 @@
+"""Validate: simulate the active run on a record and compare with the measurement."""
+
+import numpy as np
+import streamlit as st
+
+from app_support import state, tables
+from nlid_core import figures
+from nlid_core.errors import NlidError
+from nlid_core.validation import validate
+
+st.title("Validate")
+state.show_notice()
+recs = state.records()
+run = state.active_run()
+if run is None or not recs:
+    st.info("Run an identification first (Identify page).")
+    st.stop()
+fit = run.result
+if not fit.success:
+    st.error(f"The active run #{run.id} failed ({fit.message}); choose a successful run on the Identify page.")
+    st.stop()
+if not fit.model.can_simulate:
+    st.error("This model has no mass term m0, so it cannot be simulated. Add m0 on the Model page.")
+    st.stop()
+
+names = list(recs)
+others = [n for n in names if n not in run.config.fit_records]
+default = others[0] if others else names[0]
+c1, c2 = st.columns([2, 1])
+name = c1.selectbox("Validation record", names, index=names.index(default), key="val_record",
+                    help="Another record (e.g. another excitation level) tests the model honestly.")
+if name in run.config.fit_records:
+    c1.caption("This record was used for fitting: the comparison shows the fit, not a validation.")
+n_init = int(c2.number_input("Samples for the initial state", min_value=0, max_value=max(recs[name].n - 20, 0),
+                             value=min(50, max(recs[name].n - 20, 0)), key="n_init"))
+key = (run.id, name, n_init)
+store = state.validations()
+if key not in store:
+    try:
+        store[key] = validate(fit, recs[name], n_init=n_init)
+    except NlidError as exc:
+        st.error(f"Validation could not run: {exc}")
+        st.stop()
+val = store[key]
+if not val.success:
+    st.error(val.message)
+    st.stop()
+
+with st.container(key="validation", border=True):
+    st.subheader(f"Run #{run.id} on {name}")
+    st.dataframe(tables.metrics_table(val.metrics), hide_index=True, key="val_metrics")
+    channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key="val_channel")
+    st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
+    sl = slice(val.n_init, None)
+    resid = val.predicted[channel][sl] - val.measured[channel][sl]
+    left, right = st.columns(2)
+    left.plotly_chart(figures.fig_residual_spectrum(val.t[sl], resid, unit=val.units.get(channel, "")),
+                      key="val_resid_spec")
+    right.plotly_chart(figures.fig_residual_acf(resid, max_lag=int(min(100, max(5, resid.size // 10)))),
+                       key="val_resid_acf")
+    st.plotly_chart(figures.fig_fit_spectrum(val, channel=channel), key="val_spectrum")
+    st.caption(f"Initial state {val.init} from the first {val.n_init} samples: x0 = {val.x0[0]:.4g},"
+               f" v0 = {val.x0[1]:.4g}. Residual rms {np.sqrt(np.mean(resid**2)):.4g} {val.units.get(channel, '')}.")

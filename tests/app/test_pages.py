@@ -1,0 +1,125 @@
+"""AppTest smoke and behaviour tests of every dashboard page (no browser)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import state
+from nlid_core.examples import SEED_TRUTH
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 90
+
+
+def fresh() -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def with_example() -> AppTest:
+    at = fresh()
+    at.button(key="load_example").click().run()
+    assert not at.exception
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_home_renders_and_loads_the_example():
+    at = fresh()
+    assert "nlid" in at.title[0].value
+    at.button(key="load_example").click().run()
+    assert not at.exception
+    recs = at.session_state[state.RECORDS]
+    assert list(recs) == ["seed"] and recs["seed"].n == 6000
+
+
+@pytest.mark.parametrize("page", ["data", "nonlinearity", "model", "identify", "validate", "export"])
+def test_every_page_renders_without_data(page):
+    at = fresh()
+    go(at, page)
+    assert at.info or at.markdown  # tells the user what to do
+
+
+def test_pages_with_the_example_loaded():
+    at = with_example()
+    go(at, "data")
+    assert at.selectbox(key="data_record").value == "seed"
+    go(at, "nonlinearity")
+    assert any("harmonic" in m.value.lower() for m in at.markdown)
+    go(at, "model")
+    assert at.multiselect(key="terms").value == ["m0", "m1", "c1", "c2", "k1", "k3"]
+
+
+def test_identify_validate_export_workflow():
+    at = with_example()
+    go(at, "model")
+    go(at, "identify")
+    at.button(key="run_identification").click().run()
+    assert not at.exception
+    run = at.session_state[state.RUNS][-1]
+    assert run.result.success
+    assert abs(run.result.estimate("k1").value / SEED_TRUTH["k1"] - 1) < 0.01
+    assert at.dataframe[0].value["parameter"].tolist() == ["m0", "m1", "c1", "c2", "k1", "k3"]
+    go(at, "validate")
+    assert at.dataframe[0].value["fit [%]"].iloc[0] > 95
+    go(at, "export")
+    at.button(key="build_report").click().run()
+    assert not at.exception
+    run_id, html = at.session_state["nlid_report_html"]
+    assert run_id == run.id and "<html" in html and "k3" in html
+
+
+def test_bad_upload_keeps_earlier_data(tmp_path):
+    at = with_example()
+    go(at, "data")
+    at.file_uploader(key="upload").set_value(("broken.csv", b"t,f,x\n0,1\nabc,2,3\n", "text/csv")).run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception
+    assert any("broken.csv" in e.value for e in at.error)
+    assert list(at.session_state[state.RECORDS]) == ["seed"]
+
+
+def test_good_upload_of_another_system(tmp_path):
+    t = np.arange(3000) / 200.0
+    f = 5 * np.sin(2 * np.pi * (0.5 * t + 0.1 * t * t))
+    frame = pd.DataFrame({"time": t, "load": f, "disp_mm": 1e3 * 0.001 * np.sin(t)})
+    at = fresh()
+    go(at, "data")
+    at.file_uploader(key="upload").set_value(("rig.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    at.text_input(key="columns").set_value("t=time,f=load,x=disp_mm").run()
+    at.text_input(key="units").set_value("x=mm").run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception
+    rec = at.session_state[state.RECORDS]["rig"]
+    assert rec.unit("x") == "m" and abs(rec.x.max() - 0.001) < 1e-6
+
+
+def test_failed_run_is_reported_and_earlier_results_stay():
+    at = with_example()
+    go(at, "identify")
+    at.button(key="run_identification").click().run()
+    good = at.session_state[state.RUNS][-1]
+    cfg = at.session_state[state.CONFIG]
+    # a start that cannot be simulated: output error from a softening spring that escapes
+    bad_params = cfg.params.with_values({"k1": -500.0, "k3": -1e7, "m1": 0.0})
+    at.session_state[state.CONFIG] = dataclasses.replace(
+        cfg, params=bad_params, options=dataclasses.replace(cfg.options, method="output-error"))
+    at.run()
+    at.button(key="run_identification").click().run()
+    assert not at.exception
+    assert any("failed" in e.value for e in at.error)
+    assert at.session_state[state.ACTIVE_RUN] == good.id
+    assert len(at.session_state[state.RUNS]) == 2

@@ -1,0 +1,252 @@
+"""Plotly figure builders (nlid_core.figures): every builder returns a labelled figure; decimation keeps peaks."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from nlid_core import figures as F
+from nlid_core import nonlinearity as nl
+from nlid_core.errors import DataValidationError, ModelSpecError
+from nlid_core.estimate import FitOptions, equation_error, identify
+from nlid_core.models import TermModel
+from nlid_core.record import from_arrays
+from nlid_core.signals import derive_missing
+from nlid_core.validation import ValidationResult, validate
+
+UNIT = re.compile(r"\[[^\]]+\]")
+
+
+@pytest.fixture(scope="module")
+def seed(seed_record):
+    return seed_record
+
+
+@pytest.fixture(scope="module")
+def oe_fit(seed):
+    fit = identify(seed, "m0,c1,k1,k3", options=FitOptions(method="two-stage", outputs=("x",)))
+    assert fit.method != "equation-error" and "x" in fit.records[0].predicted
+    return fit
+
+
+@pytest.fixture(scope="module")
+def validation(seed, oe_fit):
+    val = validate(oe_fit, seed, init="data")
+    assert isinstance(val, ValidationResult)
+    return val
+
+
+def _axis_title(fig: go.Figure, key: str) -> str:
+    axis = fig.layout[key]
+    return (axis.title.text or "") if axis is not None else ""
+
+
+def _used_axes(fig: go.Figure) -> tuple[set[str], set[str]]:
+    xs, ys = set(), set()
+    for tr in fig.data:
+        xa = getattr(tr, "xaxis", None) or "x"
+        ya = getattr(tr, "yaxis", None) or "y"
+        xs.add("xaxis" + xa[1:])
+        ys.add("yaxis" + ya[1:])
+    return xs, ys
+
+
+def check_figure(fig: go.Figure, *, categorical: bool = False) -> None:
+    """At least one trace; every y axis in use and (at least) one x axis titled with a unit in brackets."""
+    assert isinstance(fig, go.Figure)
+    assert len(fig.data) >= 1
+    assert fig.layout.template.layout.paper_bgcolor is not None  # a template is applied
+    xs, ys = _used_axes(fig)
+    if categorical:
+        assert all(_axis_title(fig, k) for k in xs | ys)
+        bars = [tr.colorbar.title.text for tr in fig.data if hasattr(tr, "colorbar")]
+        assert any(UNIT.search(b or "") for b in bars)
+        return
+    for key in ys:
+        title = _axis_title(fig, key)
+        assert title and UNIT.search(title), f"{key} title {title!r}"
+    x_titles = [_axis_title(fig, k) for k in fig.layout if k.startswith("xaxis")]
+    assert any(t and UNIT.search(t) for t in x_titles), x_titles
+
+
+# --------------------------------------------------------------------------- decimation
+
+
+def test_decimation_keeps_extremes_and_bounds_the_size(rng):
+    n = 1_000_000
+    t = np.arange(n) / 1e4
+    y = np.sin(2 * np.pi * 3 * t) + 0.1 * rng.standard_normal(n)
+    y[123_457] = 7.5  # a lone spike
+    y[876_543] = -6.25
+    td, yd = F.decimate_for_plot(t, y, max_points=4000)
+    assert td.size == yd.size <= 4000
+    assert yd.max() == y.max() and yd.min() == y.min()
+    assert 123_457 / 1e4 in td and 876_543 / 1e4 in td
+    assert np.all(np.diff(td) > 0)  # time order kept
+    td2, yd2 = F.decimate_for_plot(t, y, max_points=101)
+    assert td2.size <= 101 and yd2.max() == y.max()
+
+
+def test_decimation_returns_short_signals_unchanged():
+    t = np.arange(10.0)
+    y = t**2
+    td, yd = F.decimate_for_plot(t, y, max_points=4000)
+    assert np.array_equal(td, t) and np.array_equal(yd, y)
+    with pytest.raises(ModelSpecError, match="max_points"):
+        F.decimate_for_plot(t, y, max_points=2)
+    with pytest.raises(DataValidationError, match="`t`"):
+        F.decimate_for_plot(t[:5], y)
+
+
+# --------------------------------------------------------------------------- records and evidence
+
+
+def test_fig_record_marks_derived_channels(seed):
+    rec = derive_missing(from_arrays(seed.t, seed.f, seed.x, name="x only"))
+    fig = F.fig_record(rec, max_points=1000)
+    check_figure(fig)
+    assert len(fig.data) == 4
+    names = {tr.name: tr for tr in fig.data}
+    assert names["v (derived)"].line.dash == "dash" and names["x"].line.dash == "solid"
+    assert _axis_title(fig, "yaxis") == "force [N]"
+    assert all(tr.x.size <= 1000 for tr in fig.data)
+    with pytest.raises(DataValidationError, match="channels"):
+        F.fig_record(from_arrays(seed.t, seed.f, seed.x), channels=("a",))
+
+
+def test_fig_derivative_check(seed):
+    fig = F.fig_derivative_check(seed.t, seed.v, np.gradient(seed.x, seed.t), name="velocity", unit="m/s")
+    check_figure(fig)
+    assert _axis_title(fig, "yaxis") == "velocity [m/s]"
+    with pytest.raises(DataValidationError):
+        F.fig_derivative_check(seed.t, seed.v[:-1], seed.v, name="velocity", unit="m/s")
+
+
+@pytest.mark.parametrize(("against", "color_by"), [("x", "time"), ("v", "amplitude")])
+def test_fig_hysteresis(seed, against, color_by):
+    fig = F.fig_hysteresis(seed, against=against, color_by=color_by, max_points=2000)
+    check_figure(fig)
+    bar = fig.data[0].marker.colorbar.title.text
+    assert (bar == "time [s]") if color_by == "time" else UNIT.search(bar)
+    assert len(fig.data[0].x) <= 2000
+
+
+def test_fig_hysteresis_validates(seed):
+    with pytest.raises(ModelSpecError, match="against"):
+        F.fig_hysteresis(seed, against="a")
+    with pytest.raises(ModelSpecError, match="color_by"):
+        F.fig_hysteresis(seed, color_by="speed")
+    with pytest.raises(DataValidationError, match="against"):
+        F.fig_hysteresis(from_arrays(seed.t, seed.f, seed.x), against="v")
+
+
+def test_fig_restoring_force(seed):
+    rf = nl.restoring_force(seed)
+    grid = np.linspace(-0.2, 0.2, 41)
+    fig = F.fig_restoring_force(rf, model_curve=(grid, 800 * grid + 2e4 * grid**3))
+    check_figure(fig)
+    assert len(fig.data) == 2
+    check_figure(F.fig_restoring_force(rf, against="v"))
+
+
+def test_fig_spectrum_and_spectrogram(seed):
+    spec = nl.spectrum(seed, channels=("f", "x", "a"))
+    fig = F.fig_spectrum(spec, harmonics_of=2.0)
+    check_figure(fig)
+    assert len(fig.data) == 3
+    assert max(fig.data[0].x) <= 8 * spec.band_hz[1] + 1
+    assert len(F.fig_spectrum(spec, max_freq=np.inf).data[0].x) == spec.freq_hz.size
+    times, freqs, power = nl.spectrogram(seed)
+    fig = F.fig_spectrogram(times, freqs, power, max_freq=20.0, unit="m")
+    check_figure(fig)
+    assert max(fig.data[0].y) <= 20.0
+    with pytest.raises(DataValidationError, match="power_db"):
+        F.fig_spectrogram(times, freqs, power.T)
+
+
+def test_fig_harmonics(seed):
+    h = nl.harmonic_distortion(seed)
+    for against in ("time", "frequency"):
+        fig = F.fig_harmonics(h, against=against)
+        check_figure(fig)
+        assert any(tr.name == "3×" for tr in fig.data)
+
+
+def test_fig_frf_overlay(seed):
+    low = seed.replace(f=0.5 * seed.f, x=0.5 * seed.x, v=0.5 * seed.v, a=0.5 * seed.a, name="half")
+    fig = F.fig_frf_overlay([("10 N", nl.frf(seed)), ("5 N", nl.frf(low))])
+    check_figure(fig)
+    assert {tr.name for tr in fig.data if tr.showlegend is not False} == {"10 N", "5 N"}
+    assert _axis_title(fig, "yaxis") == "|H| [dB re m/N]"
+    with pytest.raises(DataValidationError, match="frfs"):
+        F.fig_frf_overlay([])
+
+
+# --------------------------------------------------------------------------- fit results
+
+
+def test_fig_correlation(oe_fit):
+    fig = F.fig_correlation(oe_fit)
+    check_figure(fig, categorical=True)
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (4, 4) and np.allclose(np.diag(z), 1.0)
+    assert list(fig.data[0].x) == ["m0", "c1", "k1", "k3"]
+
+
+def test_fig_fit_output_error_record(oe_fit, seed):
+    fig = F.fig_fit(oe_fit.records[0], units=seed.units, max_points=2000)
+    check_figure(fig)
+    assert _axis_title(fig, "yaxis") == "displacement [m]"
+    assert [tr.name for tr in fig.data] == ["measured", "simulated", "residual"]
+
+
+def test_fig_fit_validation(validation):
+    fig = F.fig_fit(validation)
+    check_figure(fig)
+    assert "residual" in _axis_title(fig, "yaxis2")
+
+
+def test_fig_fit_equation_error_shows_the_force(seed):
+    ee = equation_error(seed, TermModel("m0,c1,k1,k3"))
+    fig = F.fig_fit(ee.records[0])
+    check_figure(fig)
+    assert _axis_title(fig, "yaxis") == "force [N]"
+    with pytest.raises(DataValidationError, match="rec_fit_or_validation"):
+        F.fig_fit(seed)  # type: ignore[arg-type]
+
+
+def test_fig_fit_spectrum(oe_fit, validation, seed):
+    fig = F.fig_fit_spectrum(oe_fit.records[0], units=seed.units)
+    check_figure(fig)
+    assert [tr.name for tr in fig.data] == ["measured", "simulated", "residual"]
+    assert max(fig.data[0].x) <= 8 * 5.2
+    fig = F.fig_fit_spectrum(validation, channel="v", max_freq=100.0)
+    check_figure(fig)
+    assert _axis_title(fig, "yaxis") == "PSD of v [dB re m/s^2/Hz]"
+    ee = equation_error(seed, TermModel("m0,c1,k1,k3"))
+    assert _axis_title(F.fig_fit_spectrum(ee.records[0]), "yaxis") == "PSD of f [dB re N^2/Hz]"
+    with pytest.raises(ModelSpecError, match="max_freq"):
+        F.fig_fit_spectrum(validation, max_freq=-1)
+
+
+def test_residual_figures(oe_fit):
+    rf = oe_fit.records[0]
+    resid = rf.predicted["x"] - rf.measured["x"]
+    check_figure(F.fig_residual_spectrum(rf.t, resid, unit="m"))
+    fig = F.fig_residual_acf(resid, max_lag=30)
+    check_figure(fig)
+    band = [tr for tr in fig.data if tr.name == "±1.96/√n"]
+    assert band and band[0].y[0] == pytest.approx(1.96 / np.sqrt(resid.size))
+    assert _axis_title(F.fig_residual_acf(resid, dt=0.002), "xaxis") == "lag [s]"
+
+
+def test_fig_to_html(seed):
+    html = F.fig_to_html(F.fig_record(seed, max_points=500))
+    assert html.lstrip().startswith("<div") and "Plotly.newPlot" in html
+    assert "<html" not in html
+    assert len(F.fig_to_html(F.fig_record(seed, max_points=500), include_plotlyjs=True)) > len(html)
+    with pytest.raises(ModelSpecError, match="fig"):
+        F.fig_to_html("not a figure")  # type: ignore[arg-type]
