@@ -8,16 +8,17 @@ import streamlit as st
 
 from app_support import state
 
-st.set_page_config(page_title="nlid: nonlinear system identification", page_icon="〰", layout="wide")
+st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=":material/ssid_chart:",
+                   layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-    st.Page("pages/data.py", title="Data", icon="📂"),
-    st.Page("pages/nonlinearity.py", title="Nonlinearity", icon="🔍"),
-    st.Page("pages/model.py", title="Model", icon="🧩"),
-    st.Page("pages/identify.py", title="Identify", icon="⚙"),
-    st.Page("pages/validate.py", title="Validate", icon="📈"),
-    st.Page("pages/export.py", title="Export", icon="💾"),
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
+    st.Page("pages/nonlinearity.py", title="Nonlinearity", icon=":material/query_stats:"),
+    st.Page("pages/model.py", title="Model", icon=":material/tune:"),
+    st.Page("pages/identify.py", title="Identify", icon=":material/play_circle:"),
+    st.Page("pages/validate.py", title="Validate", icon=":material/monitoring:"),
+    st.Page("pages/export.py", title="Export", icon=":material/download:"),
 ]
 page = st.navigation(PAGES)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import streamlit as st
 
 from nlid_core.estimate import FitResult
 from nlid_core.metrics import ChannelMetrics
@@ -67,3 +68,14 @@ def compare_table(runs: list[Run]) -> pd.DataFrame:
             col[n] = f"{e.value:.6g}{se}" + (f" [{', '.join(e.flags)}]" if e.flags else "")
         data[f"run #{r.id}"] = col
     return pd.DataFrame(data)
+
+
+def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
+    """Column configuration showing every numeric column with ``fmt`` (no 300-digit zeros for tiny p-values)."""
+    return {c: st.column_config.NumberColumn(format=fmt) for c in frame.columns
+            if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
+
+
+def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g") -> None:
+    """``st.dataframe`` without the index, numbers formatted with ``fmt``."""
+    st.dataframe(frame, hide_index=True, key=key, column_config=number_format(frame, fmt))  # type: ignore[arg-type]

@@ -57,8 +57,8 @@ with st.container(key="results", border=True):
     if not fit.success:
         st.error(fit.message)
     st.markdown("**Identified equation** (value ± standard error):")
-    st.code(fit.equation(), language=None)
-    st.dataframe(tables.parameter_table(fit), hide_index=True, key="param_table")
+    st.code(fit.equation(), language=None, wrap_lines=True)
+    tables.show(tables.parameter_table(fit), key="param_table", fmt="%.6g")
     for e in fit.estimates:
         if e.vary and e.flags:
             st.warning(f"**{e.name}**: " + "; ".join(e.notes))
@@ -70,7 +70,7 @@ with st.container(key="results", border=True):
     for w in fit.warnings:
         st.info(w)
     if fit.metrics:
-        st.dataframe(tables.metrics_table(fit.metrics), hide_index=True, key="metrics_table")
+        tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")
@@ -80,7 +80,7 @@ with st.container(key="results", border=True):
 
 st.subheader("History")
 history = state.runs()
-st.dataframe(tables.runs_table(history), hide_index=True, key="runs_table")
+tables.show(tables.runs_table(history), key="runs_table")
 ids = [r.id for r in history]
 chosen = st.selectbox("Active run (used by Validate and Export)", ids, index=ids.index(run.id), key="active_run_select",
                       format_func=lambda i: next(r.label for r in history if r.id == i))

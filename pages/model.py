@@ -39,6 +39,8 @@ for p in defaults:
     q = old.get(p.name, p)
     rows.append({"term": p.name, "force term": TERMS[p.name].expr, "unit": p.unit, "initial value": q.value,
                  "lower": q.lower, "upper": q.upper, "fixed": not q.vary})
+st.caption("Initial values are the start of an output-error fit; two-stage and equation error start from a"
+           " linear solve and use only the bounds and the fixed values.")
 edited = st.data_editor(
     pd.DataFrame(rows), key=f"params_{','.join(model.terms)}", hide_index=True,
     disabled=["term", "force term", "unit"],

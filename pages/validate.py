@@ -48,7 +48,7 @@ if not val.success:
 
 with st.container(key="validation", border=True):
     st.subheader(f"Run #{run.id} on {name}")
-    st.dataframe(tables.metrics_table(val.metrics), hide_index=True, key="val_metrics")
+    tables.show(tables.metrics_table(val.metrics), key="val_metrics")
     channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key="val_channel")
     st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
     sl = slice(val.n_init, None)

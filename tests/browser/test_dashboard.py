@@ -63,3 +63,22 @@ def test_upload_identify_validate(page, tmp_path):  # type: ignore[no-untyped-de
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
     no_exception(page)
     shot(page, "upload-validate")
+
+
+def test_two_sessions_do_not_share_data(browser, app_url):  # type: ignore[no-untyped-def]
+    first = browser.new_context(viewport={"width": 1200, "height": 1000})
+    second = browser.new_context(viewport={"width": 1200, "height": 1000})
+    try:
+        a = first.new_page()
+        a.goto(app_url)
+        wait_idle(a)
+        a.locator(".st-key-load_example button").click()
+        wait_idle(a)
+        assert "seed: 6,000 samples" in a.locator('[data-testid="stSidebar"]').inner_text()
+        b = second.new_page()
+        b.goto(app_url)
+        wait_idle(b)
+        assert "No record loaded yet" in b.locator('[data-testid="stSidebar"]').inner_text()
+    finally:
+        first.close()
+        second.close()
