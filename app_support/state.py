@@ -157,3 +157,12 @@ def show_notice() -> None:
     if notice:
         kind, text = notice
         getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")(text)
+
+
+def require_records() -> dict[str, Record]:
+    """The loaded records; stops the page with a hint when there are none."""
+    recs = records()
+    if not recs:
+        st.info("Load a record first (Data page, or an example on the Home page).")
+        st.stop()
+    return recs

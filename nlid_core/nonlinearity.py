@@ -56,6 +56,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import fft as sp_fft
 from scipy import signal as sp_signal
 
+from ._checks import check_int as _check_int
+from ._checks import check_positive as _check_positive
 from .errors import DataValidationError, ModelSpecError
 from .estimate import equation_error
 from .models import TermModel
@@ -546,22 +548,6 @@ def _check_record(rec: Any, name: str = "rec") -> Record:
     return rec
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
-    integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if not integer or value < lo or (hi is not None and value > hi):
-        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise ModelSpecError(f"`{name}` must be an integer {rng}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: Any, unit: str) -> float:
-    try:
-        val = float(value)
-    except (TypeError, ValueError):
-        raise ModelSpecError(f"`{name}` must be a positive number ({unit}), got {value!r}") from None
-    if not (math.isfinite(val) and val > 0):
-        raise ModelSpecError(f"`{name}` must be a positive finite number ({unit}), got {value!r}")
-    return val
 
 
 def _check_channel(rec: Record, name: str, value: Any) -> str:

@@ -57,6 +57,8 @@ from scipy.ndimage import correlate1d
 from scipy.optimize import brentq
 from scipy.special import gammainccinv
 
+from ._checks import check_int as _check_int
+from ._checks import check_positive as _check_positive
 from .errors import DataValidationError, ModelSpecError
 from .record import Record
 
@@ -186,20 +188,6 @@ def _check_order(order: int) -> int:
     return int(order)
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ModelSpecError(f"`{name}` must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_positive(name: str, value: Any, unit: str) -> float:
-    try:
-        val = float(value)
-    except (TypeError, ValueError):
-        raise ModelSpecError(f"`{name}` must be a positive number ({unit}), got {value!r}") from None
-    if not (math.isfinite(val) and val > 0):
-        raise ModelSpecError(f"`{name}` must be a positive finite number ({unit}), got {value!r}")
-    return val
 
 
 def _reject_window(method: str, window: Any, hint: str = "") -> None:

@@ -11,10 +11,7 @@ from nlid_core.estimate import identify
 
 st.title("Identify")
 state.show_notice()
-recs = state.records()
-if not recs:
-    st.info("Load a record first (Data page, or an example on the Home page).")
-    st.stop()
+recs = state.require_records()
 cfg = state.ensure_config()
 missing = [n for n in cfg.fit_records if n not in recs]
 st.markdown(

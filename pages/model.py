@@ -14,10 +14,7 @@ from nlid_core.simulate import INPUT_HOLDS
 
 st.title("Model")
 state.show_notice()
-recs = state.records()
-if not recs:
-    st.info("Load a record first (Data page, or an example on the Home page).")
-    st.stop()
+recs = state.require_records()
 cfg = state.ensure_config()
 
 fit_records = st.multiselect("Records to fit (jointly, one parameter set)", list(recs),

@@ -10,10 +10,7 @@ from nlid_core.errors import NlidError
 
 st.title("Nonlinearity")
 state.show_notice()
-recs = state.records()
-if not recs:
-    st.info("Load a record first (Data page, or an example on the Home page).")
-    st.stop()
+recs = state.require_records()
 name = st.selectbox("Record", list(recs), key="nl_record")
 rec = recs[name]
 try:
