@@ -33,8 +33,10 @@ from .metrics import autocorrelation
 from .nonlinearity import (
     FRF,
     HARMONIC_DB,
+    EquivalentLinear,
     HarmonicAnalysis,
     RestoringForce,
+    RestoringSurface,
     Spectrum,
     local_amplitude,
     power_band,
@@ -61,6 +63,8 @@ __all__ = [
     "fig_residual_spectrum",
     "fig_residual_acf",
     "fig_to_html",
+    "fig_restoring_surface",
+    "fig_equivalent_linear",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -937,3 +941,66 @@ def fig_to_html(fig: go.Figure, *, include_plotlyjs: bool | str = False) -> str:
     if not isinstance(fig, go.Figure):
         raise ModelSpecError(f"`fig` must be a plotly Figure, got {type(fig).__name__}")
     return str(fig.to_html(full_html=False, include_plotlyjs=include_plotlyjs))
+
+
+def fig_restoring_surface(surface: RestoringSurface, model_force: ArrayLike | None = None,
+                          *, title: str | None = None) -> go.Figure:
+    """Restoring force over (x, ẋ): the measured cell means, and the fitted model's surface beside it.
+
+    Parameters
+    ----------
+    surface : RestoringSurface
+        From :func:`nlid_core.nonlinearity.restoring_surface`.
+    model_force : (nv, nx) array_like or None
+        The model's restoring force on the same cell centres (e.g.
+        ``TermModel.restoring_force`` on the grid); cells without data are blanked alike.
+    title : str or None
+        Figure title.
+    """
+    fu = surface.units.get("f", "N")
+    xu = surface.units.get("x", "m")
+    vu = surface.units.get("v", f"{xu}/s")
+    panels = [("measured (cell means)", surface.force)]
+    if model_force is not None:
+        model = np.asarray(model_force, dtype=np.float64)
+        if model.shape != surface.force.shape:
+            raise ModelSpecError(f"`model_force` has shape {model.shape}, the surface {surface.force.shape}")
+        panels.append(("fitted model", np.where(np.isnan(surface.force), np.nan, model)))
+    finite = np.concatenate([p[1][np.isfinite(p[1])] for p in panels])
+    lim = float(np.max(np.abs(finite))) if finite.size else 1.0
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p[0] for p in panels], shared_yaxes=True,
+                        horizontal_spacing=0.08)
+    for k, (_, z) in enumerate(panels, start=1):
+        fig.add_trace(go.Heatmap(x=surface.x_centers, y=surface.v_centers, z=z, zmin=-lim, zmax=lim,
+                                 colorscale="RdBu_r", showscale=k == len(panels),
+                                 colorbar={"title": {"text": _label("restoring force", fu)}}), row=1, col=k)
+        fig.update_xaxes(title_text=_label("displacement", xu), row=1, col=k)
+    fig.update_yaxes(title_text=_label("velocity", vu), row=1, col=1)
+    return _finish(fig, title or "restoring force surface f − m·ẍ over (x, ẋ)", height=420)
+
+
+def fig_equivalent_linear(levels: Sequence[EquivalentLinear], *, title: str | None = None) -> go.Figure:
+    """Equivalent natural frequency and damping ratio against the excitation level.
+
+    Parameters
+    ----------
+    levels : sequence of EquivalentLinear
+        From :func:`nlid_core.nonlinearity.equivalent_linear`.
+    title : str or None
+        Figure title.
+    """
+    if not levels:
+        raise DataValidationError("`levels` is empty")
+    xu = levels[0].x_unit
+    lv = np.array([e.x_rms for e in levels])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["natural frequency", "damping ratio"])
+    names = [e.record for e in levels]
+    fig.add_trace(go.Scatter(x=lv, y=[e.f_n_hz for e in levels], mode="lines+markers", text=names,
+                             name="f_n"), row=1, col=1)
+    fig.add_trace(go.Scatter(x=lv, y=[e.zeta for e in levels], mode="lines+markers", text=names,
+                             name="ζ"), row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text=_label("displacement rms", xu), row=1, col=col)
+    fig.update_yaxes(title_text=_label("equivalent natural frequency", "Hz"), row=1, col=1)
+    fig.update_yaxes(title_text=_label("equivalent damping ratio", "-"), row=1, col=2)
+    return _finish(fig, title or "equivalent linear parameters against level (constant if linear)", height=380)

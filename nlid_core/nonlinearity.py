@@ -96,6 +96,14 @@ __all__ = [
     "restoring_force",
     "linear_fit_check",
     "evidence_summary",
+    "LEVEL_DRIFT",
+    "EquivalentLinear",
+    "equivalent_linear",
+    "level_drift_summary",
+    "IntermodulationLine",
+    "two_tone_products",
+    "RestoringSurface",
+    "restoring_surface",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -1409,3 +1417,222 @@ def evidence_summary(
     h = harmonics if harmonics is not None else harmonic_distortion(rec)
     chk = check if check is not None else linear_fit_check(rec)
     return (*_harmonic_findings(h), *_model_findings(chk))
+
+
+# --------------------------------------------------------------------------- evidence across levels
+@dataclass(frozen=True, kw_only=True)
+class EquivalentLinear:
+    """The linear model m0·ẍ + c1·ẋ + k1·x = f fitted (equation error) to one record.
+
+    For a linear system these numbers do not depend on the excitation level; a
+    nonlinear one shows them drifting (a hardening spring raises k1 and the
+    natural frequency with amplitude, friction raises the damping at low levels).
+
+    Attributes
+    ----------
+    record : str
+    x_rms : float
+        Displacement rms (the level), unit of x.
+    m0, c1, k1 : float
+        Equivalent linear coefficients.
+    f_n_hz : float
+        sqrt(k1/m0)/(2π), NaN when k1/m0 <= 0.
+    zeta : float
+        c1 / (2·sqrt(k1·m0)), NaN when undefined.
+    nrmse : float
+        Force residual rms / force std of the linear fit.
+    units : mapping
+        Unit per coefficient.
+    x_unit : str
+        Unit of displacement.
+    """
+
+    record: str
+    x_rms: float
+    m0: float
+    c1: float
+    k1: float
+    f_n_hz: float
+    zeta: float
+    nrmse: float
+    units: Mapping[str, str]
+    x_unit: str = "m"
+
+
+def equivalent_linear(records: Sequence[Record]) -> tuple[EquivalentLinear, ...]:
+    """Equivalent linear parameters of each record (e.g. one per excitation level), sorted by level.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        Records of one structure; missing v, a are derived (Savitzky-Golay).
+
+    Returns
+    -------
+    tuple of EquivalentLinear
+    """
+    from .estimate import FitOptions, equation_error
+    from .models import TermModel
+
+    if not records:
+        raise DataValidationError("`records` is empty")
+    model = TermModel("m0,c1,k1")
+    out = []
+    for rec in records:
+        rec = _check_record(rec, "records")
+        full = _with_va(rec)
+        params = model.default_parameters(force_unit=rec.unit("f"), x_unit=rec.unit("x")).update(
+            "k1", lower=-math.inf)
+        fit = equation_error(full, model, params, FitOptions(method="equation-error"))
+        m0, c1, k1 = (fit.values[n] for n in ("m0", "c1", "k1"))
+        ok = m0 > 0 and k1 > 0
+        out.append(EquivalentLinear(
+            record=rec.name, x_rms=float(np.sqrt(np.mean((rec.x - rec.x.mean()) ** 2))), m0=m0, c1=c1, k1=k1,
+            f_n_hz=math.sqrt(k1 / m0) / (2 * math.pi) if ok else math.nan,
+            zeta=c1 / (2 * math.sqrt(k1 * m0)) if ok else math.nan,
+            nrmse=fit.metrics[0].nrmse, units={e.name: e.unit for e in fit.estimates}, x_unit=rec.unit("x"),
+        ))
+    return tuple(sorted(out, key=lambda e: e.x_rms))
+
+
+def level_drift_summary(levels: Sequence[EquivalentLinear]) -> tuple[str, ...]:
+    """Plain-language reading of how the equivalent linear parameters change with level.
+
+    Parameters
+    ----------
+    levels : sequence of EquivalentLinear
+        From :func:`equivalent_linear`, sorted by level.
+    """
+    if len(levels) < 2:
+        return ("load records at two or more excitation levels to see whether the equivalent linear"
+                " parameters drift",)
+    lo, hi = levels[0], levels[-1]
+    out: list[EquivalentLinear] = []
+    if math.isfinite(lo.f_n_hz) and math.isfinite(hi.f_n_hz):
+        shift = hi.f_n_hz / lo.f_n_hz - 1
+        if abs(shift) > LEVEL_DRIFT:
+            kind = "hardening (k3 > 0 likely)" if shift > 0 else "softening (k3 < 0 or a gap likely)"
+            out.append(f"the equivalent natural frequency moves by {100 * shift:+.1f} % from the lowest to the"
+                       f" highest level ({lo.f_n_hz:.3g} -> {hi.f_n_hz:.3g} Hz): {kind}")
+        else:
+            out.append(f"the equivalent natural frequency stays within {100 * LEVEL_DRIFT:.0f} % across levels"
+                       f" ({lo.f_n_hz:.3g} -> {hi.f_n_hz:.3g} Hz)")
+    if math.isfinite(lo.zeta) and math.isfinite(hi.zeta) and lo.zeta > 0:
+        change = hi.zeta / lo.zeta - 1
+        if abs(change) > 2 * LEVEL_DRIFT:
+            why = ("damping grows with amplitude: quadratic damping (c2) likely" if change > 0 else
+                   "damping falls with amplitude: Coulomb friction (fc) likely")
+            out.append(f"the equivalent damping ratio changes by {100 * change:+.0f} % ({lo.zeta:.3g} ->"
+                       f" {hi.zeta:.3g}): {why}")
+    return tuple(out)
+
+
+#: Relative change of the equivalent natural frequency across levels counted as a drift.
+LEVEL_DRIFT = 0.02
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntermodulationLine:
+    """One combination frequency p·f1 + q·f2 of a two-tone test and its level.
+
+    Attributes
+    ----------
+    p, q : int
+    freq_hz : float
+    level_db : float
+        Amplitude of x at that frequency relative to the larger of the two tones (dB).
+    """
+
+    p: int
+    q: int
+    freq_hz: float
+    level_db: float
+
+
+def two_tone_products(rec: Record, f1_hz: float, f2_hz: float, *, order: int = 3) -> tuple[IntermodulationLine, ...]:
+    """Levels of the sum and difference frequencies p·f1 + q·f2 (|p| + |q| <= order) in x.
+
+    A linear system answers a two-tone force only at f1 and f2; a nonlinear one
+    adds harmonics and intermodulation products (2·f1 − f2, f1 + f2, ...).
+
+    Parameters
+    ----------
+    rec : Record
+        Steady-state record under a two-tone force.
+    f1_hz, f2_hz : float, Hz
+        The two excitation frequencies.
+    order : int
+        Highest |p| + |q| considered (2 to 7).
+    """
+    rec = _check_record(rec)
+    f1 = _check_positive("f1_hz", f1_hz, "Hz")
+    f2 = _check_positive("f2_hz", f2_hz, "Hz")
+    order = _check_int("order", order, 2, 7)
+    x = rec.x - np.mean(rec.x)
+    n = x.size
+    win = np.hanning(n)
+    spec = np.abs(np.fft.rfft(x * win)) * 2 / win.sum()
+    freq = np.fft.rfftfreq(n, rec.dt)
+
+    def amp(f: float) -> float:
+        k = int(round(f / (freq[1] - freq[0])))
+        lo, hi = max(k - 2, 0), min(k + 3, spec.size)
+        return float(spec[lo:hi].max()) if lo < hi else 0.0
+
+    ref = max(amp(f1), amp(f2), 1e-300)
+    out: list[IntermodulationLine] = []
+    nyq = 0.5 * rec.fs
+    for p in range(-order, order + 1):
+        for q in range(-order, order + 1):
+            if (p, q) in ((1, 0), (0, 1)) or abs(p) + abs(q) > order or abs(p) + abs(q) < 2:
+                continue
+            f = p * f1 + q * f2
+            if f <= 0 or f >= nyq:
+                continue
+            if any(line.freq_hz == f for line in out):
+                continue
+            out.append(IntermodulationLine(p=p, q=q, freq_hz=f, level_db=20 * math.log10(max(amp(f), 1e-300) / ref)))
+    return tuple(sorted(out, key=lambda line: line.freq_hz))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestoringSurface:
+    """Restoring force averaged over a grid of (x, ẋ) cells (NaN where no sample falls).
+
+    Attributes
+    ----------
+    x_centers, v_centers : (nx,), (nv,) ndarray
+    force : (nv, nx) ndarray
+        Mean restoring force per cell, unit of f.
+    count : (nv, nx) ndarray
+        Samples per cell.
+    units : mapping
+    """
+
+    x_centers: FloatArray
+    v_centers: FloatArray
+    force: FloatArray
+    count: NDArray[np.int64]
+    units: Mapping[str, str]
+
+
+def restoring_surface(rf: RestoringForce, *, nx: int = 25, nv: int = 25) -> RestoringSurface:
+    """Bin the restoring force of ``rf`` on an ``nx`` × ``nv`` grid over the (x, ẋ) range it covers.
+
+    Parameters
+    ----------
+    rf : RestoringForce
+        From :func:`restoring_force`.
+    nx, nv : int
+        Cells along x and ẋ (5 to 200).
+    """
+    nx = _check_int("nx", nx, 5, 200)
+    nv = _check_int("nv", nv, 5, 200)
+    xe = np.linspace(float(rf.x.min()), float(rf.x.max()), nx + 1)
+    ve = np.linspace(float(rf.v.min()), float(rf.v.max()), nv + 1)
+    total, _, _ = np.histogram2d(rf.v, rf.x, bins=(ve, xe), weights=rf.force)
+    count, _, _ = np.histogram2d(rf.v, rf.x, bins=(ve, xe))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return RestoringSurface(x_centers=0.5 * (xe[1:] + xe[:-1]), v_centers=0.5 * (ve[1:] + ve[:-1]), force=mean,
+                            count=count.astype(np.int64), units=dict(rf.units))

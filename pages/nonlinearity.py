@@ -7,6 +7,7 @@ import streamlit as st
 from app_support import cache, state
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
+from nlid_core.estimate import identify
 
 st.title("Nonlinearity")
 state.show_notice()
@@ -48,8 +49,8 @@ with st.container(key="nl_summary", border=True):
     for line in ev["summary"]:
         st.markdown(f"- {line}")
 
-tab_loops, tab_restoring, tab_spectra, tab_levels = st.tabs(
-    ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels (FRF)"])
+tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
+    ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels", "Linear model"])
 with tab_loops:
     color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key="loop_color")
     left, right = st.columns(2)
@@ -59,6 +60,15 @@ with tab_restoring:
     left, right = st.columns(2)
     left.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="x"), key="rf_x")
     right.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="v"), key="rf_v")
+    surface = nonlinearity.restoring_surface(ev["restoring"])
+    run = state.active_run()
+    model_force = None
+    if run is not None and run.result.success:
+        X, V = np.meshgrid(surface.x_centers, surface.v_centers)
+        model_force = run.result.model.restoring_force(run.result.parameters.values, X.ravel(), V.ravel()).reshape(X.shape)
+    st.plotly_chart(figures.fig_restoring_surface(surface, model_force), key="rf_surface")
+    if model_force is None:
+        st.caption("Run an identification to see the fitted model's surface beside the measured one.")
     st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
     st.dataframe(
         pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
@@ -86,7 +96,37 @@ with tab_levels:
     if chosen:
         try:
             frfs = [(n, nonlinearity.frf(recs[n])) for n in chosen]
+            levels = nonlinearity.equivalent_linear([recs[n] for n in chosen])
         except NlidError as exc:
             st.error(str(exc))
         else:
             st.plotly_chart(figures.fig_frf_overlay(frfs), key="frf_fig")
+            for line in nonlinearity.level_drift_summary(levels):
+                st.markdown(f"- {line}")
+            if len(levels) > 1:
+                st.plotly_chart(figures.fig_equivalent_linear(levels), key="eqlin_fig")
+            st.dataframe(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "m0": e.m0, "c1": e.c1,
+                                        "k1": e.k1, "f_n [Hz]": e.f_n_hz, "zeta": e.zeta,
+                                        "force NRMSE [%]": 100 * e.nrmse} for e in levels]),
+                         hide_index=True, key="eqlin_table")
+with tab_linear:
+    st.markdown("A linear model m0·ẍ + c1·ẋ + k1·x = f fitted to this record by output error, to see where it"
+                " fails and why nonlinear terms are needed.")
+    if st.button("Fit the linear model", key="fit_linear"):
+        try:
+            lin = identify(full if rec.v is None else rec, "m0,c1,k1")
+        except NlidError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state["nlid_linear_fit"] = (cache.record_key(rec), lin)
+    stored = st.session_state.get("nlid_linear_fit")
+    if stored and stored[0] == cache.record_key(rec):
+        lin = stored[1]
+        if not lin.success:
+            st.error(lin.message)
+        else:
+            st.code(lin.equation(), language=None, wrap_lines=True)
+            m = lin.metrics[0]
+            st.markdown(f"Linear model: fit {m.fit_percent:.1f} %, NRMSE {m.nrmse:.3g}, residual"
+                        f" {'white' if m.whiteness.white else 'NOT white (structure missing)'}.")
+            st.plotly_chart(figures.fig_fit(lin.records[0], channel="x", units=dict(rec.units)), key="linear_fit_fig")

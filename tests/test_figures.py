@@ -250,3 +250,25 @@ def test_fig_to_html(seed):
     assert len(F.fig_to_html(F.fig_record(seed, max_points=500), include_plotlyjs=True)) > len(html)
     with pytest.raises(ModelSpecError, match="fig"):
         F.fig_to_html("not a figure")  # type: ignore[arg-type]
+
+
+def test_surface_and_equivalent_linear_figures():
+    import numpy as np
+
+    from nlid_core import figures
+    from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate, make_example
+    from nlid_core.models import TermModel
+    from nlid_core.nonlinearity import equivalent_linear, restoring_force, restoring_surface
+
+    rf = restoring_force(make_example("seed"))
+    surf = restoring_surface(rf)
+    X, V = np.meshgrid(surf.x_centers, surf.v_centers)
+    model = TermModel("m0,c1,c2,k1,k3")
+    theta = np.array([2.0, 0.5, 0.2, 800.0, 20000.0])
+    model_force = model.restoring_force(theta, X.ravel(), V.ravel()).reshape(X.shape)
+    fig = figures.fig_restoring_surface(surf, model_force)
+    assert len(fig.data) == 2 and "[m]" in fig.layout.xaxis.title.text
+    levels = equivalent_linear([generate(ExampleSpec(terms=SEED_TRUTH, amplitude_n=a, measured=("x",)), name=str(a))
+                                for a in (5.0, 20.0)])
+    fig = figures.fig_equivalent_linear(levels)
+    assert len(fig.data) == 2 and "[Hz]" in fig.layout.yaxis.title.text

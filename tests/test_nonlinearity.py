@@ -322,3 +322,53 @@ def test_large_record_is_fast():
         assert time.perf_counter() - start < 1.0, fn.__name__
     h = harmonic_distortion(rec)
     assert np.nanmedian(h.level(3)) == pytest.approx(20 * math.log10(0.03), abs=1.0)
+
+
+def test_equivalent_linear_parameters_drift_for_a_hardening_spring_only():
+    from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
+    from nlid_core.nonlinearity import equivalent_linear, level_drift_summary
+
+    def levels(terms):
+        return [generate(ExampleSpec(terms=terms, amplitude_n=a, noise={"x": 1e-5}, measured=("x",), seed=i),
+                         name=f"{a}N") for i, a in enumerate((3.0, 10.0, 25.0))]
+
+    hard = equivalent_linear(levels(SEED_TRUTH))
+    assert [e.record for e in hard] == ["3.0N", "10.0N", "25.0N"]
+    assert hard[-1].f_n_hz > 1.2 * hard[0].f_n_hz
+    assert "hardening" in " ".join(level_drift_summary(hard))
+    lin = equivalent_linear(levels({"m0": 2.0, "c1": 0.5, "k1": 800.0}))
+    assert abs(lin[-1].f_n_hz / lin[0].f_n_hz - 1) < 0.02
+    assert "stays within" in level_drift_summary(lin)[0]
+
+
+def test_two_tone_intermodulation_appears_only_with_a_nonlinearity():
+    import numpy as np
+
+    from nlid_core.models import TermModel
+    from nlid_core.nonlinearity import two_tone_products
+    from nlid_core.record import from_arrays
+    from nlid_core.simulate import simulate
+
+    fs, f1, f2 = 200.0, 3.0, 4.0
+    t = np.arange(int(40 * fs)) / fs
+    force = 10 * np.sin(2 * np.pi * f1 * t) + 10 * np.sin(2 * np.pi * f2 * t)
+    for theta, expect_products in (([2.0, 5.0, 800.0, 0.0], False), ([2.0, 5.0, 800.0, 3e5], True)):
+        sim = simulate(TermModel("m0,c1,k1,k3"), t, force, theta, substeps=2)
+        half = t.size // 2  # steady state
+        rec = from_arrays(t[half:], force[half:], sim.x[half:])
+        lines = {(ln.p, ln.q): ln.level_db for ln in two_tone_products(rec, f1, f2)}
+        level = lines[(2, -1)]  # 2·f1 − f2 = 2 Hz
+        assert (level > -40) == expect_products, level
+
+
+def test_restoring_surface_bins_cover_the_data():
+    import numpy as np
+
+    from nlid_core.examples import make_example
+    from nlid_core.nonlinearity import restoring_force, restoring_surface
+
+    rf = restoring_force(make_example("seed"))
+    surf = restoring_surface(rf, nx=20, nv=15)
+    assert surf.force.shape == (15, 20)
+    assert int(surf.count.sum()) == rf.x.size
+    assert np.isfinite(surf.force).any()
