@@ -1507,7 +1507,7 @@ def level_drift_summary(levels: Sequence[EquivalentLinear]) -> tuple[str, ...]:
         return ("load records at two or more excitation levels to see whether the equivalent linear"
                 " parameters drift",)
     lo, hi = levels[0], levels[-1]
-    out: list[EquivalentLinear] = []
+    out: list[str] = []
     if math.isfinite(lo.f_n_hz) and math.isfinite(hi.f_n_hz):
         shift = hi.f_n_hz / lo.f_n_hz - 1
         if abs(shift) > LEVEL_DRIFT:
