@@ -18,6 +18,8 @@ PAGES = [
     st.Page("pages/model.py", title="Model", icon=":material/tune:"),
     st.Page("pages/identify.py", title="Identify", icon=":material/play_circle:"),
     st.Page("pages/validate.py", title="Validate", icon=":material/monitoring:"),
+    st.Page("pages/identifiability.py", title="Identifiability", icon=":material/troubleshoot:"),
+    st.Page("pages/design.py", title="Excitation design", icon=":material/graphic_eq:"),
     st.Page("pages/export.py", title="Export", icon=":material/download:"),
 ]
 page = st.navigation(PAGES)

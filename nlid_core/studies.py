@@ -690,8 +690,11 @@ def multistart(
     an equation-error estimate replaces zeros and a missing ``params``):
     uniformly within the bounds when both are finite, otherwise log-uniformly
     within a factor 0.3 .. 3 of the centre (sign kept, clipped to the bounds).
-    Every run uses the same RK4 substeps (enough for the fastest start), so
-    the costs compare.
+    Each start is identified by :func:`~nlid_core.estimate.identify` with
+    ``method="output-error"`` and the start as user parameters (so the
+    segmented start of the estimator runs before the full-record fit). Every
+    run uses the same RK4 substeps (enough for the fastest start), so the
+    costs compare.
 
     Parameters
     ----------
@@ -761,7 +764,7 @@ def multistart(
     for s in range(n_starts):
         th = centre.copy()
         th[fidx] = starts[s]
-        res = output_error(recs, mdl, ps.with_values(th), opts)
+        res = identify(recs, mdl, params=ps.with_values(th), options=opts)
         msgs.append(res.message)
         ok = bool(res.success and math.isfinite(res.cost))
         fits.append(res if ok else None)
@@ -908,6 +911,22 @@ def _variant(label: str, change: str, term: str, fit: FitResult, recs: Sequence[
                             delta_aic=0.0, delta_bic=0.0, validation_rmse=vrmse, fit=fit)
 
 
+def _fit_variant(recs: Sequence[Record], model: TermModel, opts: FitOptions, base: FitResult) -> FitResult:
+    """Identify a variant twice (from scratch, and by output error from the base estimate); keep the better."""
+    fresh = identify(recs, model, options=opts)
+    if opts.method == "equation-error" or not base.success:
+        return fresh
+    fu, xu = recs[0].unit("f"), recs[0].unit("x")
+    start = model.default_parameters({n: v for n, v in base.values.items() if n in model.terms},
+                                     force_unit=fu, x_unit=xu)
+    nested = identify(recs, model, params=start, options=dataclasses.replace(opts, method="output-error"))
+    if not nested.success or not math.isfinite(nested.cost):
+        return fresh
+    if not fresh.success or not math.isfinite(fresh.cost) or nested.cost < fresh.cost:
+        return nested
+    return fresh
+
+
 def structure_check(
     records: Sequence[Record] | Record,
     model_terms: TermModel | str | Sequence[str],
@@ -919,8 +938,10 @@ def structure_check(
     """Fit the model with each term removed and each candidate term added; compare by AIC/BIC.
 
     Every variant is identified with :func:`~nlid_core.estimate.identify`
-    (default parameters and bounds, ``options``). ``m0`` is never removed (the
-    model must stay simulable). A term is recommended when removing it raises
+    (default bounds, ``options``) twice — from scratch, and by output error
+    started from the base estimate (a removed term dropped, an added one at
+    0) — and the lower cost is kept, so a variant is not judged by a poor
+    local optimum. ``m0`` is never removed (the model must stay simulable). A term is recommended when removing it raises
     BIC, a candidate when adding it lowers BIC; |ΔBIC| below 6 is called weak
     evidence.
 
@@ -945,18 +966,18 @@ def structure_check(
     opts = options or FitOptions()
     add_terms = [t for t in parse_terms(add) if t not in base_model.terms] if add else []
     settings = base_model.settings
-    base = _variant("base", "base", "", identify(recs, base_model, options=opts), recs, validation)
+    base_fit = identify(recs, base_model, options=opts)
+    base = _variant("base", "base", "", base_fit, recs, validation)
     variants: list[StructureVariant] = []
     for t in base_model.terms:
         if t == "m0":
             continue
-        terms = tuple(x for x in base_model.terms if x != t)
-        variants.append(_variant(f"without {t}", "remove", t, identify(recs, TermModel(terms, settings), options=opts),
-                                 recs, validation))
+        mdl = TermModel(tuple(x for x in base_model.terms if x != t), settings)
+        variants.append(_variant(f"without {t}", "remove", t, _fit_variant(recs, mdl, opts, base_fit), recs,
+                                 validation))
     for t in add_terms:
-        terms = (*base_model.terms, t)
-        variants.append(_variant(f"with {t}", "add", t, identify(recs, TermModel(terms, settings), options=opts),
-                                 recs, validation))
+        mdl = TermModel((*base_model.terms, t), settings)
+        variants.append(_variant(f"with {t}", "add", t, _fit_variant(recs, mdl, opts, base_fit), recs, validation))
     if not base.success:
         return StructureCheck(success=False, message=f"the base model could not be fitted: {base.message}", base=base,
                               variants=tuple(variants), recommendations=())
@@ -969,6 +990,8 @@ def structure_check(
         val_note = ""
         if math.isfinite(v.validation_rmse) and math.isfinite(base.validation_rmse):
             val_note = f"; validation RMSE {base.validation_rmse:.3g} -> {v.validation_rmse:.3g}"
+        elif validation is not None and v.success and math.isfinite(base.validation_rmse):
+            val_note = "; its validation simulation failed"
         if not v.success:
             what = "keep" if v.change == "remove" else "do not add"
             verb = "without" if v.change == "remove" else "with"
@@ -1013,10 +1036,11 @@ class RegularisationPath:
         ‖D(θ − θ0)‖ over the regularised parameters (D the column norms of
         the weighted regressors, as in the prior).
     curvature : (L,) ndarray
-        Of the L-curve (log residual, log deviation) parameterised by log λ
-        (NaN at the ends and for λ = 0).
+        Signed curvature of the L-curve (log10 residual, log10 deviation),
+        positive where it turns like an L (NaN at the ends, for λ = 0 and
+        where neighbouring points coincide).
     corner_index : int
-        Index of the largest curvature (-1 without three positive λ).
+        Index of the largest positive curvature (-1 when there is none).
     suggested_lambda : float
     oe_estimates, oe_stderr : (L, p) ndarray or None
         Output-error estimates per λ (when asked for).
@@ -1043,19 +1067,37 @@ class RegularisationPath:
 
 
 def _lcurve_curvature(lams: FloatArray, rho: FloatArray, eta: FloatArray) -> FloatArray:
-    """Curvature of (log ρ, log η) over log λ (Hansen's L-curve), NaN where undefined."""
+    """Signed curvature of the L-curve (log10 ρ, log10 η) at each λ (Menger curvature of neighbouring points).
+
+    Positive where the curve turns like the corner of an L (coming down the
+    steep leg and leaving along the flat one). ``log10 η`` is floored eight
+    decades below its largest value, and points closer to the previous
+    distinct point than 1e-3 of the curve's extent are merged with it, so
+    that the clusters at both ends (where the estimate no longer changes) do
+    not produce spurious curvature. NaN at the ends, for λ = 0 and for merged
+    points.
+    """
     kappa = np.full(lams.size, np.nan)
-    pos = np.flatnonzero((lams > 0) & (rho > 0) & (eta > 0))
+    pos = np.flatnonzero((lams > 0) & np.isfinite(rho) & np.isfinite(eta) & (rho > 0))
     if pos.size < 3:
         return kappa
-    s = np.log(lams[pos])
-    a, b = np.log(rho[pos]), np.log(eta[pos])
-    da, db = np.gradient(a, s), np.gradient(b, s)
-    dda, ddb = np.gradient(da, s), np.gradient(db, s)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = (da * ddb - dda * db) / (da**2 + db**2) ** 1.5
-    k[[0, -1]] = np.nan
-    kappa[pos] = np.where(np.isfinite(k), k, np.nan)
+    a = np.log10(rho[pos])
+    eta_pos = eta[pos]
+    top = float(np.log10(np.max(eta_pos))) if np.max(eta_pos) > 0 else 0.0
+    b = np.maximum(np.log10(np.maximum(eta_pos, 1e-300)), top - 8.0)
+    tol = 1e-3 * max(math.hypot(float(np.ptp(a)), float(np.ptp(b))), 1e-12)
+    keep = [0]
+    for i in range(1, pos.size):
+        if math.hypot(a[i] - a[keep[-1]], b[i] - b[keep[-1]]) > tol:
+            keep.append(i)
+    for j in range(1, len(keep) - 1):
+        i0, i1, i2 = keep[j - 1], keep[j], keep[j + 1]
+        d1 = np.array([a[i1] - a[i0], b[i1] - b[i0]])
+        d2 = np.array([a[i2] - a[i1], b[i2] - b[i1]])
+        chord = math.hypot(a[i2] - a[i0], b[i2] - b[i0])
+        den = float(np.linalg.norm(d1) * np.linalg.norm(d2) * chord)
+        if den > 0:
+            kappa[pos[i1]] = 2.0 * float(d1[0] * d2[1] - d1[1] * d2[0]) / den
     return kappa
 
 
@@ -1099,7 +1141,11 @@ def regularisation_path(
     lam=λ)`` (cheap); optionally also an output-error fit from the
     equation-error estimate at the smallest λ (one common start, so the
     prior's scaling D is the same for every λ). The suggested λ is the corner
-    of the L-curve: the largest curvature of (log ‖r‖, log ‖D(θ − θ0)‖).
+    of the L-curve: the largest (L-shaped) curvature of (log ‖r‖,
+    log ‖D(θ − θ0)‖). When the data alone determine the parameters well the
+    curve has no pronounced corner; its largest curvature then sits where the
+    residual begins to grow, i.e. at about the largest λ the data do not
+    object to.
 
     Parameters
     ----------
@@ -1149,7 +1195,7 @@ def regularisation_path(
         se[i] = [fit.estimate(n).stderr for n in names]
         rho[i], eta[i] = _ee_norms(recs, mdl, ps, opts, fit.parameters.values, prior_values)
     kappa = _lcurve_curvature(lams, rho, eta)
-    corner = int(np.nanargmax(kappa)) if np.any(np.isfinite(kappa)) else -1
+    corner = int(np.nanargmax(kappa)) if np.any(kappa > 0) else -1
     oe_est = oe_se = oe_rho = oe_eta = None
     if with_output_error:
         mdl.require_simulable()
@@ -1176,8 +1222,13 @@ def regularisation_path(
             if lam > 0:
                 oe_eta[i] = math.sqrt(max(2.0 * fit.cost - rss, 0.0) / lam)
     suggested = float(lams[corner]) if corner >= 0 else math.nan
-    msg = (f"{L} values of λ; L-curve corner at λ = {suggested:.3g}" if corner >= 0
-           else f"{L} values of λ; no L-curve corner (give at least three positive λ)")
+    if corner >= 0:
+        msg = f"{L} values of λ; L-curve corner at λ = {suggested:.3g}"
+    elif np.sum(lams > 0) < 3:
+        msg = f"{L} values of λ; no L-curve corner (give at least three positive λ)"
+    else:
+        msg = (f"{L} values of λ; the L-curve has no corner (it never turns like an L: the data determine the"
+               " parameters without the prior, or the grid is too coarse)")
     if not ok:
         msg += "; some equation-error fits failed"
     return RegularisationPath(success=ok, message=msg, names=names, lambdas=lams, estimates=est, stderr=se,

@@ -123,3 +123,24 @@ def test_failed_run_is_reported_and_earlier_results_stay():
     assert any("failed" in e.value for e in at.error)
     assert at.session_state[state.ACTIVE_RUN] == good.id
     assert len(at.session_state[state.RUNS]) == 2
+
+
+def test_identifiability_page_names_the_weakest_parameter():
+    at = with_example()
+    go(at, "identify")
+    at.button(key="run_identification").click().run()
+    go(at, "identifiability")
+    assert any("Weakest parameter: m1" in s.value for s in at.subheader)
+    at.button(key="run_profile").click().run()
+    assert not at.exception
+
+
+def test_design_page_predicts_and_compares():
+    at = fresh()
+    go(at, "design")
+    frame = next(d.value for d in at.dataframe if "design" in d.value.columns)
+    assert frame["ok"].iloc[0]
+    # the default 30 N 0.5-10 Hz chirp determines m1 to better than 10 % (prior: the seed model)
+    assert frame["m1"].iloc[0] < 10
+    at.button(key="add_design").click().run()
+    assert not at.exception

@@ -7,7 +7,8 @@ import pandas as pd
 
 from .conftest import shot, wait_idle
 
-PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Validate", "Export"]
+PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Validate", "Identifiability", "Excitation design",
+         "Export"]
 
 
 def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
@@ -29,7 +30,7 @@ def test_example_walk_through_every_page(page):  # type: ignore[no-untyped-def]
             page.locator(".st-key-run_identification button").click()
             wait_idle(page)
             page.locator(".st-key-results").wait_for()
-        shot(page, f"example-{title.lower()}")
+        shot(page, f"example-{title.lower().replace(' ', '-')}")
     goto(page, "Validate")
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
     no_exception(page)

@@ -1,0 +1,135 @@
+"""Identifiability of a finished fit: where the information is, weak directions, profiles, multi-start,
+regularisation, and whether each term is needed."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app_support import state
+from nlid_core import figures
+from nlid_core.errors import NlidError
+from nlid_core.studies import (
+    multistart,
+    profile_likelihood,
+    regularisation_path,
+    sensitivity_study,
+    structure_check,
+)
+
+st.title("Identifiability")
+state.show_notice()
+recs = state.require_records()
+run = state.active_run()
+if run is None or not run.result.success or run.result.method == "equation-error":
+    st.info("Run a successful two-stage or output-error identification first (Identify page).")
+    st.stop()
+fit = run.result
+fit_recs = [recs[n] for n in run.config.fit_records if n in recs]
+if len(fit_recs) != len(run.config.fit_records):
+    st.warning("A record of this run was removed; the studies need the records the run was fitted on.")
+    st.stop()
+st.markdown(f"Run **#{run.id}**: `{fit.equation(with_errors=False)}`")
+CACHE = "nlid_studies"  # dict[(run id, study, settings), result]
+cache = st.session_state.setdefault(CACHE, {})
+
+key = (run.id, "sensitivity")
+if key not in cache:
+    with st.spinner("sensitivities..."):
+        cache[key] = sensitivity_study(fit, fit_recs)
+study = cache[key]
+with st.container(key="identifiability_summary", border=True):
+    if not study.success:
+        st.error(study.message)
+    else:
+        st.subheader(f"Weakest parameter: {study.weakest_parameter}")
+        st.markdown(study.reason)
+        for w in study.weak_directions:
+            st.markdown(f"- weak direction: {w}")
+        st.caption(f"Scaled condition number {study.condition_number:.3g}.")
+        st.dataframe(pd.DataFrame({"parameter": list(study.names), "value": study.values,
+                                   "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
+                                   "information share [%]": 100 * np.asarray(study.information_share),
+                                   "variance inflation": study.variance_inflation}),
+                     hide_index=True, key="sens_table")
+        st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
+
+tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
+    ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"])
+free = [e.name for e in fit.estimates if e.vary]
+with tab_profile:
+    name = st.selectbox("Parameter", free, key="profile_param")
+    n_points = int(st.number_input("Grid points", 5, 41, 11, key="profile_points"))
+    if st.button("Compute the profile", key="run_profile"):
+        with st.spinner(f"re-fitting with {name} held at {n_points} values..."):
+            try:
+                cache[(run.id, "profile", name, n_points)] = profile_likelihood(fit, fit_recs, name, n_points=n_points)
+            except NlidError as exc:
+                st.error(str(exc))
+    prof = cache.get((run.id, "profile", name, n_points))
+    if prof is not None:
+        if prof.success:
+            st.plotly_chart(figures.fig_profile(prof, unit=fit.estimate(name).unit), key="profile_fig")
+            st.markdown(f"Likelihood-ratio interval [{prof.interval[0]:.4g}, {prof.interval[1]:.4g}], Wald interval"
+                        f" [{prof.wald_interval[0]:.4g}, {prof.wald_interval[1]:.4g}]: "
+                        + ("they agree, the covariance can be trusted." if prof.agrees else
+                           "they differ: trust the profile."))
+        else:
+            st.error(prof.message)
+with tab_multi:
+    n_starts = int(st.number_input("Random starts", 2, 50, 8, key="n_starts"))
+    if st.button("Run the multi-start", key="run_multistart"):
+        with st.spinner(f"{n_starts} output-error fits from random starts..."):
+            try:
+                cache[(run.id, "multistart", n_starts)] = multistart(
+                    fit_recs, fit.model, run.config.params, run.config.options, n_starts=n_starts, rng=0)
+            except NlidError as exc:
+                st.error(str(exc))
+    ms = cache.get((run.id, "multistart", n_starts))
+    if ms is not None:
+        st.markdown(f"{ms.n_at_best} of {len(ms.costs)} starts reached the best cost ({ms.best_cost:.6g}).")
+        st.dataframe(pd.DataFrame(ms.end_points, columns=list(ms.names)).assign(cost=ms.costs, reached_best=ms.at_best),
+                     key="multistart_table")
+        st.dataframe(pd.DataFrame({"parameter": list(ms.names), "spread at the best cost [%]": 100 * ms.spread}),
+                     hide_index=True, key="multistart_spread")
+with tab_reg:
+    st.markdown("Tikhonov prior λ‖D(θ − θ0)‖²: choose θ0 and a λ range; the L-curve corner is a good λ.")
+    prior_df = st.data_editor(pd.DataFrame({"parameter": free, "prior θ0": [fit.values[n] for n in free]}),
+                              hide_index=True, disabled=["parameter"], key=f"prior_{run.id}")
+    lo_exp, hi_exp = st.slider("λ from 10^a to 10^b", -8, 4, (-6, 2), key="lambda_range")
+    if st.button("Compute the regularisation path", key="run_regularisation"):
+        lams = np.logspace(lo_exp, hi_exp, 13)
+        try:
+            cache[(run.id, "regularisation")] = regularisation_path(
+                fit_recs, fit.model, run.config.params, run.config.options,
+                dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams)
+        except NlidError as exc:
+            st.error(str(exc))
+    path = cache.get((run.id, "regularisation"))
+    if path is not None:
+        if path.success:
+            st.plotly_chart(figures.fig_lcurve(path), key="lcurve_fig")
+            st.markdown(f"Suggested λ = {path.suggested_lambda:.3g} (corner of the L-curve).")
+            table = pd.DataFrame(path.estimates, columns=list(path.names))
+            table.insert(0, "λ", path.lambdas)
+            st.dataframe(table, hide_index=True, key="reg_table")
+        else:
+            st.error(path.message)
+with tab_struct:
+    others = [n for n in recs if n not in run.config.fit_records]
+    val_name = st.selectbox("Validation record (optional)", ["none"] + others, key="struct_val")
+    if st.button("Refit with each term removed or added", key="run_structure"):
+        with st.spinner("refitting the model variants..."):
+            try:
+                cache[(run.id, "structure", val_name)] = structure_check(
+                    fit_recs, fit.model.terms, run.config.options,
+                    validation=None if val_name == "none" else recs[val_name])
+            except NlidError as exc:
+                st.error(str(exc))
+    sc = cache.get((run.id, "structure", val_name))
+    if sc is not None:
+        for line in sc.recommendations:
+            st.markdown(f"- {line}")
+        st.dataframe(pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
+                                    "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
+                                    "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
+                                   for v in (sc.base, *sc.variants)]), hide_index=True, key="struct_table")
