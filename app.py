@@ -21,6 +21,7 @@ PAGES = [
     st.Page("pages/identifiability.py", title="Identifiability", icon=":material/troubleshoot:"),
     st.Page("pages/design.py", title="Excitation design", icon=":material/graphic_eq:"),
     st.Page("pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("pages/teaching.py", title="Teaching mode", icon=":material/school:"),
 ]
 page = st.navigation(PAGES)
 

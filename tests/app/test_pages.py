@@ -144,3 +144,18 @@ def test_design_page_predicts_and_compares():
     assert frame["m1"].iloc[0] < 10
     at.button(key="add_design").click().run()
     assert not at.exception
+
+
+def test_teaching_mode_walkthrough():
+    at = fresh()
+    go(at, "teaching")
+    at.button(key="teach_measure").click().run()
+    assert not at.exception
+    at.multiselect(key="teach_terms").set_value(["m0", "m1", "c1", "c2", "k1", "k3"]).run()
+    at.button(key="teach_identify").click().run()
+    assert not at.exception
+    at.toggle(key="teach_reveal").set_value(True).run()
+    assert not at.exception
+    truth = next(d.value for d in at.dataframe if "true" in d.value.columns)
+    k1 = truth[truth["term"] == "k1"].iloc[0]
+    assert abs(k1["estimate"] / k1["true"] - 1) < 0.01

@@ -8,7 +8,7 @@ import pandas as pd
 from .conftest import shot, wait_idle
 
 PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Validate", "Identifiability", "Excitation design",
-         "Export"]
+         "Export", "Teaching mode"]
 
 
 def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
@@ -83,3 +83,14 @@ def test_two_sessions_do_not_share_data(browser, app_url):  # type: ignore[no-un
     finally:
         first.close()
         second.close()
+
+
+def test_teaching_mode_in_the_browser(page):  # type: ignore[no-untyped-def]
+    goto(page, "Teaching mode")
+    page.locator(".st-key-teach_measure button").click()
+    wait_idle(page)
+    page.locator(".st-key-teach_identify button").click()
+    wait_idle(page)
+    no_exception(page)
+    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+    shot(page, "teaching")

@@ -1,0 +1,99 @@
+"""Teaching mode: a guided identification with a hidden true system, revealed at the end."""
+
+import dataclasses
+
+import pandas as pd
+import streamlit as st
+
+from app_support import state
+from nlid_core import figures, nonlinearity
+from nlid_core.errors import NlidError
+from nlid_core.estimate import identify
+from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
+from nlid_core.models import TERMS
+from nlid_core.studies import chirp_design, predict_uncertainty
+from nlid_core.validation import validate
+
+st.title("Teaching mode")
+KEY = "nlid_teaching"
+SYSTEMS = {
+    "hardening spring with quadratic damping (seed)": {"terms": dict(SEED_TRUTH), "noise": 4e-4},
+    "softening spring": {"terms": {"m0": 1.5, "c1": 0.8, "k1": 1500.0, "k3": -2.0e5}, "noise": 2e-5},
+    "linear oscillator": {"terms": {"m0": 2.0, "c1": 1.0, "k1": 800.0}, "noise": 1e-4},
+    "Coulomb friction": {"terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
+}
+demo = st.session_state.setdefault(KEY, {})
+
+st.markdown("#### 1. A system with a hidden answer")
+system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key="teach_system")
+truth = SYSTEMS[system]["terms"]
+noise = SYSTEMS[system]["noise"]
+
+st.markdown("#### 2. Design the test")
+c1, c2, c3 = st.columns(3)
+amp = c1.slider("Chirp amplitude [N]", 1.0, 40.0, 10.0, key="teach_amp")
+band = c2.slider("Frequency band [Hz]", 0.2, 20.0, (0.5, 5.0), key="teach_band")
+duration = c3.slider("Duration [s]", 4.0, 30.0, 12.0, key="teach_duration")
+spec = ExampleSpec(terms=truth, amplitude_n=amp, f0_hz=band[0], f1_hz=band[1], duration_s=duration, fs_hz=500.0,
+                   noise={"x": noise}, measured=("x",), seed=11)
+t, force = chirp_design(amp, band[0], band[1], duration, 500.0)
+pred = predict_uncertainty(list(truth), truth, t, force, noise_sd=noise)
+if pred.success:
+    st.markdown("Predicted relative standard errors if the true model were fitted: "
+                + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in zip(pred.names, pred.rel_stderr)))
+else:
+    st.warning(f"This test would make the system diverge: {pred.message}")
+
+st.markdown("#### 3. Measure")
+if st.button("Run the test (simulate with sensor noise)", key="teach_measure", type="primary"):
+    try:
+        rec = generate(spec, name="lecture test")
+        rec2 = generate(dataclasses.replace(spec, amplitude_n=amp * 0.6, seed=12), name="lecture check")
+    except NlidError as exc:
+        st.error(str(exc))
+    else:
+        demo.clear()
+        demo.update(record=rec, check=rec2, system=system)
+if demo.get("system") != system:
+    st.info("Press the button to measure.")
+    st.stop()
+rec = demo["record"]
+st.plotly_chart(figures.fig_record(rec), key="teach_record")
+
+st.markdown("#### 4. Look for nonlinearity")
+for line in nonlinearity.evidence_summary(rec):
+    st.markdown(f"- {line}")
+st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_loop")
+
+st.markdown("#### 5. A linear model first")
+if "linear" not in demo:
+    demo["linear"] = identify(rec, "m0,c1,k1")
+lin = demo["linear"]
+if lin.success:
+    st.markdown(f"Linear fit: **{lin.metrics[0].fit_percent:.1f} %**, residual "
+                f"{'white' if lin.metrics[0].whiteness.white else '**not white**: the structure misses something'}.")
+    st.plotly_chart(figures.fig_fit(lin.records[0], channel="x"), key="teach_linear")
+
+st.markdown("#### 6. Add terms, identify, and reveal the truth")
+terms = st.multiselect("Terms", list(TERMS), default=["m0", "c1", "k1"], key="teach_terms",
+                       format_func=lambda n: f"{n}: {TERMS[n].expr}")
+if st.button("Identify", key="teach_identify") and terms:
+    demo["fit"] = identify(rec, terms)
+fit = demo.get("fit")
+if fit is not None:
+    if not fit.success:
+        st.error(fit.message)
+    else:
+        val = validate(fit, demo["check"])
+        st.markdown(f"Fit {fit.metrics[0].fit_percent:.2f} % on the test; on a second test at 60 % of the level:"
+                    f" **{val.metrics[0].fit_percent:.2f} %**.")
+        st.plotly_chart(figures.fig_fit(val, channel="x"), key="teach_validation")
+        if st.toggle("Reveal the true parameters", key="teach_reveal"):
+            rows = []
+            for name in sorted(set(truth) | set(fit.model.terms), key=list(TERMS).index):
+                est = fit.estimate(name) if name in fit.model.terms else None
+                rows.append({"term": name, "true": truth.get(name, 0.0),
+                             "estimate": est.value if est else None,
+                             "± stderr": est.stderr if est else None,
+                             "flags": ", ".join(est.flags) if est else "not in the model"})
+            st.dataframe(pd.DataFrame(rows), hide_index=True, key="teach_truth")
