@@ -74,11 +74,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  FAIL: {mc.message}")
             all_pass = False
             continue
-        print(f"  {'param':6} {'truth':>10} {'pred std':>11} {'pred rse':>9} {'MC std':>11} {'ratio':>7} {'bias/std':>9}")
+        print(f"  {'param':6} {'truth':>10} {'pred std':>11} {'pred rse':>9} {'MC std':>11} {'ratio':>7}"
+              f" {'bias/std':>9}")
         for i, name in enumerate(mc.names):
             rse = mc.predicted_std[i] / abs(mc.truth[i])
-            print(f"  {name:6} {mc.truth[i]:10.4g} {mc.predicted_std[i]:11.4g} {100 * rse:8.3g}% {mc.realised_std[i]:11.4g}"
-                  f" {mc.ratio[i]:7.3f} {mc.bias[i] / mc.predicted_std[i]:9.2f}")
+            print(f"  {name:6} {mc.truth[i]:10.4g} {mc.predicted_std[i]:11.4g} {100 * rse:8.3g}%"
+                  f" {mc.realised_std[i]:11.4g} {mc.ratio[i]:7.3f} {mc.bias[i] / mc.predicted_std[i]:9.2f}")
         dev = np.abs(mc.ratio - 1.0)
         worst = int(np.argmax(dev))
         ok = bool(dev[worst] <= TOLERANCE)

@@ -1085,9 +1085,11 @@ def fig_sensitivity(study: Any, *, title: str | None = None) -> go.Figure:
     names = list(study.names)
     we = np.asarray(study.window_energy, dtype=np.float64)
     be = np.asarray(study.band_energy, dtype=np.float64)
+
     def share(e: FloatArray) -> FloatArray:
         tot = e.sum(axis=1, keepdims=True)
-        return 100 * np.divide(e, tot, out=np.zeros_like(e), where=tot > 0)
+        return np.asarray(100 * np.divide(e, tot, out=np.zeros_like(e), where=tot > 0), dtype=np.float64)
+
     edges = 100 * np.asarray(study.window_edges, dtype=np.float64).ravel()  # fractions of each record -> %
     n_win = we.shape[1]
     per_rec = max(edges.size - 1, 1)

@@ -163,15 +163,6 @@ def _channel_scale(recs: Sequence[Record], c: str) -> float:
     return math.sqrt(ms) if ms > 0 else 1.0
 
 
-def _free_rel_stderr(unc: Uncertainty, params: ParameterSet) -> dict[str, float]:
-    out = {}
-    for n in params.free_names:
-        k = unc.names.index(n)
-        val = abs(params[n].value)
-        out[n] = float(unc.stderr[k]) / val if val > 0 else math.inf
-    return out
-
-
 def _check_oe_fit(fit: FitResult, recs: Sequence[Record], what: str) -> None:
     if fit.method == "equation-error" or not fit.records or "x" not in fit.records[0].predicted:
         raise ModelSpecError(f"{what} needs an output-error or two-stage fit; got method `{fit.method}`")
@@ -179,7 +170,9 @@ def _check_oe_fit(fit: FitResult, recs: Sequence[Record], what: str) -> None:
         raise DataValidationError(f"{len(recs)} records given for a fit of {len(fit.records)}")
     for r, rf in zip(recs, fit.records, strict=True):
         if r.n != rf.t.size:
-            raise DataValidationError(f"record `{r.name}` has {r.n} samples; the fit's record `{rf.name}` has {rf.t.size}")
+            raise DataValidationError(
+                f"record `{r.name}` has {r.n} samples; the fit's record `{rf.name}` has {rf.t.size}"
+            )
 
 
 def _fit_x0s(fit: FitResult) -> list[tuple[float, float]]:
@@ -308,9 +301,12 @@ def _reason(name: str, k: int, share: FloatArray, vif: FloatArray, corr: FloatAr
     row[k] = -1.0
     partner = int(np.argmax(row)) if row.size > 1 else -1
     if partner >= 0 and (vif[k] > 2.0 or not parts):
-        parts.append(f"correlation with {columns[partner]} (ρ = {corr[k, partner]:+.2f}; correlations inflate its"
-                     f" variance {vif[k]:.3g}×)")
-    return f"{name}: " + " and ".join(parts) + f"; relative standard error {100 * rse:.3g} %"
+        parts.append(f"correlation with {columns[partner]} (ρ = {corr[k, partner]:+.2f}; all correlations together"
+                     f" inflate its variance {vif[k]:.3g}-fold)")
+    if not parts:
+        parts.append("the smallest information relative to its value")
+    tail = f"relative standard error {100 * rse:.3g} %" if math.isfinite(rse) else "not determined by the data"
+    return f"{name}: " + " and ".join(parts) + f"; {tail}"
 
 
 def sensitivity_study(
@@ -364,7 +360,8 @@ def sensitivity_study(
     # simulate each record at the estimate, with sensitivities
     sims: list[SimulationResult] = []
     for r, rf in zip(recs, fit.records, strict=True):
-        nsub = int(opts.substeps) if opts.substeps is not None else _substeps(model, theta, r.dt, r.x, rf.predicted["v"])
+        nsub = (int(opts.substeps) if opts.substeps is not None
+                else _substeps(model, theta, r.dt, r.x, rf.predicted["v"]))
         sim = simulate(model, r.t, r.f, theta, rf.x0, input_hold=opts.input_hold, substeps=nsub, sensitivities=True,
                        outputs=opts.outputs)
         if not sim.success:
@@ -431,7 +428,9 @@ def sensitivity_study(
     pow_all = np.concatenate([s.sum(axis=1) for _, s in spectra])
     order = np.argsort(freq_all)
     cum = np.cumsum(pow_all[order])
-    f999 = float(freq_all[order][min(int(np.searchsorted(cum, 0.999 * cum[-1])), cum.size - 1)]) if cum[-1] > 0 else nyquist
+    f999 = nyquist
+    if cum[-1] > 0:
+        f999 = float(freq_all[order][min(int(np.searchsorted(cum, 0.999 * cum[-1])), cum.size - 1)])
     band_edges = np.linspace(0.0, min(1.25 * max(f999, 1e-12), nyquist), n_bands + 1)
     band_energy = np.zeros((p, n_bands))
     for freq, spec in spectra:
@@ -620,7 +619,8 @@ def profile_likelihood(
     msg = (f"profile of {name}: likelihood-ratio interval [{interval[0]:.6g}, {interval[1]:.6g}], Wald"
            f" [{wald[0]:.6g}, {wald[1]:.6g}], half-width ratios {ratios[0]:.3g} / {ratios[1]:.3g}")
     if open_ends:
-        msg += f"; the profile stays below the threshold at the {' and '.join(open_ends)} end of the grid (widen `span`)"
+        msg += (f"; the profile stays below the threshold at the {' and '.join(open_ends)} end of the grid"
+                " (widen `span`)")
     return Profile(success=True, message=msg, name=name, estimate=value, grid=grid, cost=cost, delta_chi2=dchi2,
                    point_success=ok, others=others, threshold=thr, confidence=confidence, interval=interval,
                    wald_interval=wald, halfwidth_ratio=(float(ratios[0]), float(ratios[1])), agrees=agrees)
@@ -689,8 +689,9 @@ def multistart(
     Start values are drawn around the centre values (those of ``params``;
     an equation-error estimate replaces zeros and a missing ``params``):
     uniformly within the bounds when both are finite, otherwise log-uniformly
-    within a factor 0.3 .. 3 of the centre (sign kept, clipped to the bounds).
-    Each start is identified by :func:`~nlid_core.estimate.identify` with
+    within a factor 0.3 .. 3 of the centre (sign kept, clipped to the bounds);
+    a centre that is still 0 gives starts within ±3 of its equation-error
+    standard errors (within the bounds). Each start is identified by :func:`~nlid_core.estimate.identify` with
     ``method="output-error"`` and the start as user parameters (so the
     segmented start of the estimator runs before the full-record fit). Every
     run uses the same RK4 substeps (enough for the fastest start), so the
@@ -729,9 +730,13 @@ def multistart(
         raise ModelSpecError(f"parameters {ps.names} do not match the model terms {mdl.param_names}")
     centre = ps.values
     free = ps.free_mask
+    # a zero centre has no scale: such parameters are drawn within ±3 equation-error standard errors of it
+    zero_hw = np.zeros(centre.size)
     if params is None or np.any(centre[free] == 0):
         ee = equation_error(recs, mdl, ps, dataclasses.replace(base_opts, method="equation-error", prior=None))
         centre = np.where(free & ((centre == 0) | (params is None)), ee.parameters.values, centre)
+        ee_se = np.array([ee.estimate(n).stderr for n in mdl.param_names])
+        zero_hw = np.where((centre == 0) & np.isfinite(ee_se), 3.0 * ee_se, 0.0)
     lo, hi = ps.lower, ps.upper
     names = ps.free_names
     fidx = np.flatnonzero(free)
@@ -740,6 +745,8 @@ def multistart(
         for j, i in enumerate(fidx):
             if math.isfinite(lo[i]) and math.isfinite(hi[i]):
                 val = gen.uniform(lo[i], hi[i])
+            elif centre[i] == 0:
+                val = gen.uniform(max(lo[i], -zero_hw[i]), min(hi[i], zero_hw[i]))
             else:
                 val = centre[i] * math.exp(gen.uniform(math.log(START_FACTOR[0]), math.log(START_FACTOR[1])))
             starts[s, j] = min(max(val, lo[i]), hi[i])
@@ -786,7 +793,8 @@ def multistart(
         spread = np.where(mean != 0, sel.std(axis=0) / np.abs(mean), np.where(sel.std(axis=0) == 0, 0.0, np.inf))
     n_at = int(at_best.sum())
     msg = (f"{n_at} of {n_starts} starts reached the best cost {best_cost:.6g} (within {cost_rtol:g} relative);"
-           f" {int((~run_ok).sum())} failed; largest spread {float(np.max(spread)):.2g} ({names[int(np.argmax(spread))]})")
+           f" {int((~run_ok).sum())} failed; largest spread {float(np.max(spread)):.2g}"
+           f" ({names[int(np.argmax(spread))]})")
     return MultiStart(success=True, message=msg, names=names, starts=starts, end_points=ends, costs=costs,
                       run_success=run_ok, messages=tuple(msgs), best_cost=best_cost, best_index=best, n_at_best=n_at,
                       at_best=at_best, spread=spread, substeps=nsub_used, best_fit=fits[best])
@@ -941,9 +949,9 @@ def structure_check(
     (default bounds, ``options``) twice — from scratch, and by output error
     started from the base estimate (a removed term dropped, an added one at
     0) — and the lower cost is kept, so a variant is not judged by a poor
-    local optimum. ``m0`` is never removed (the model must stay simulable). A term is recommended when removing it raises
-    BIC, a candidate when adding it lowers BIC; |ΔBIC| below 6 is called weak
-    evidence.
+    local optimum. ``m0`` is never removed (the model must stay simulable).
+    A term is recommended when removing it raises BIC, a candidate when
+    adding it lowers BIC; |ΔBIC| below 6 is called weak evidence.
 
     Parameters
     ----------
@@ -1009,7 +1017,9 @@ def structure_check(
         else:
             recs_text.append(f"do not add {v.term}: adding it raises BIC by {d:.3g}{weak}{val_note}")
     failed = sum(not v.success for v in out_variants)
-    msg = f"{len(out_variants)} variants of {','.join(base_model.terms)} fitted" + (f" ({failed} failed)" if failed else "")
+    msg = f"{len(out_variants)} variants of {','.join(base_model.terms)} fitted"
+    if failed:
+        msg += f" ({failed} failed)"
     return StructureCheck(success=True, message=msg, base=base, variants=tuple(out_variants),
                           recommendations=tuple(recs_text))
 
@@ -1187,7 +1197,8 @@ def regularisation_path(
     ok = True
     ee_fits: list[FitResult] = []
     for i, lam in enumerate(lams):
-        opts = dataclasses.replace(base, method="equation-error", prior=Prior(values=dict(prior_values), lam=float(lam)))
+        opts = dataclasses.replace(base, method="equation-error",
+                                   prior=Prior(values=dict(prior_values), lam=float(lam)))
         fit = equation_error(recs, mdl, ps, opts)
         ee_fits.append(fit)
         ok = ok and fit.success
