@@ -84,6 +84,28 @@ def _build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--noise", metavar="CH=SD,...", help="noise standard deviation per channel, e.g. x=1e-4,v=1e-3")
     ex.add_argument("--measured", metavar="x[,v,a]", help="response channels written to the file")
 
+    exc = sub.add_parser("excitation", help="write a test signal (CSV with columns t, f) for a shaker controller")
+    exc.add_argument("kind", choices=("linear-chirp", "log-chirp", "multisine", "stepped-sine"))
+    exc.add_argument("--out", required=True, help="output CSV file")
+    exc.add_argument("--f0", type=float, default=0.5, help="start / lowest frequency (Hz)")
+    exc.add_argument("--f1", type=float, default=10.0, help="end / highest frequency (Hz)")
+    exc.add_argument("--amplitude", type=float, default=10.0, help="peak force (N); rms for the multisine")
+    exc.add_argument("--duration", type=float, default=12.0, help="length (s)")
+    exc.add_argument("--fs", type=float, default=500.0, help="sampling rate (Hz)")
+    exc.add_argument("--steps", type=int, default=8, help="frequencies of the stepped sine")
+
+    des = sub.add_parser("design", help="predict the parameter uncertainty a linear-chirp test would give")
+    des.add_argument("--truth", required=True, metavar="NAME=VALUE,...", help="prior model, e.g. m0=2,c1=0.5,k1=800,k3=2e4")
+    des.add_argument("--noise", type=float, required=True, help="displacement noise standard deviation (m)")
+    des.add_argument("--amplitude", type=float, default=10.0, help="chirp amplitude (N)")
+    des.add_argument("--f0", type=float, default=0.5, help="chirp start frequency (Hz)")
+    des.add_argument("--f1", type=float, default=5.0, help="chirp end frequency (Hz)")
+    des.add_argument("--duration", type=float, default=12.0, help="test length (s)")
+    des.add_argument("--fs", type=float, default=500.0, help="sampling rate (Hz)")
+    des.add_argument("--suggest", action="store_true",
+                     help="also search amplitudes x1/3, x2/3, x1 and bands up to f1/2, f1, 1.5 f1 for the best test")
+    des.add_argument("--json", metavar="OUT", help="write the prediction(s) as JSON")
+
     sub.add_parser("terms", help="list the model terms with their units")
     return p
 
@@ -172,6 +194,70 @@ def _example(args: argparse.Namespace) -> int:
     return 0
 
 
+def _excitation(args: argparse.Namespace) -> int:
+    from . import excitation as ex
+
+    common = {"duration_s": args.duration, "fs_hz": args.fs}
+    if args.kind == "linear-chirp":
+        sig = ex.linear_chirp(args.f0, args.f1, amplitude_n=args.amplitude, **common)
+    elif args.kind == "log-chirp":
+        sig = ex.log_chirp(args.f0, args.f1, amplitude_n=args.amplitude, **common)
+    elif args.kind == "multisine":
+        sig = ex.schroeder_multisine(args.f0, args.f1, amplitude_n=args.amplitude, **common)
+    else:
+        if args.steps < 2:
+            raise NlidError(f"`--steps` must be >= 2, got {args.steps}")
+        freqs = [args.f0 + (args.f1 - args.f0) * k / (args.steps - 1) for k in range(args.steps)]
+        sig = ex.stepped_sine(freqs, amplitude_n=args.amplitude, dwell_s=args.duration / args.steps, fs_hz=args.fs)
+    try:
+        sig.to_frame().to_csv(args.out, index=False, float_format="%.10g")
+    except OSError as exc:
+        raise NlidError(f"cannot write `{args.out}`: {exc.strerror}") from None
+    print(f"wrote {args.out}: {sig.kind}, {sig.n_samples} samples at {sig.fs_hz:g} Hz, peak {sig.peak:.4g} N,"
+          f" rms {sig.rms:.4g} N, crest factor {sig.crest_factor:.2f}")
+    return 0
+
+
+def _design(args: argparse.Namespace) -> int:
+    from .studies import chirp_design, predict_uncertainty, suggest_design
+
+    truth = _numbers(args.truth, "--truth")
+    terms = list(truth)
+    t, f = chirp_design(args.amplitude, args.f0, args.f1, args.duration, args.fs)
+    pred = predict_uncertainty(terms, truth, t, f, noise_sd=args.noise,
+                               label=f"chirp {args.amplitude:g} N {args.f0:g}-{args.f1:g} Hz")
+    rows = [pred]
+    if args.suggest:
+        bands = [(args.f0, args.f1 / 2), (args.f0, args.f1), (args.f0, 1.5 * args.f1)]
+        bands = [b for b in bands if b[1] > b[0] and b[1] < args.fs / 2]
+        sug = suggest_design(terms, truth, noise_sd=args.noise, duration_s=args.duration, fs_hz=args.fs,
+                             amplitudes=(args.amplitude / 3, 2 * args.amplitude / 3, args.amplitude), bands=bands)
+        rows = list(sug.table)
+    print("predicted relative standard errors [%] (Cramér-Rao bound at the prior model)")
+    print(f"  {'design':34s} " + " ".join(f"{n:>8s}" for n in terms) + "   worst")
+    for r in rows:
+        if r.success:
+            print(f"  {r.label:34s} " + " ".join(f"{100 * r.rse(n):8.3g}" for n in terms)
+                  + f"   {r.worst_parameter}")
+        else:
+            print(f"  {r.label:34s} diverges: {r.message}")
+    if args.suggest:
+        if sug.success and sug.best is not None:
+            print(f"best: {sug.best.label} (worst parameter {sug.best.worst_parameter},"
+                  f" {100 * sug.best.max_rel_stderr:.3g} %)")
+        else:
+            print(f"no usable design: {sug.message}")
+    if args.json:
+        doc = [{"design": r.label, "success": r.success, "message": r.message,
+                "rel_stderr": {n: float(v) for n, v in zip(r.names, r.rel_stderr)} if r.success else None}
+               for r in rows]
+        try:
+            Path(args.json).write_text(json.dumps(doc, indent=2, allow_nan=False))
+        except (OSError, ValueError) as exc:
+            raise NlidError(f"cannot write `{args.json}`: {exc}") from None
+    return 0 if pred.success else 1
+
+
 def _terms(_: argparse.Namespace) -> int:
     from .models import TERMS
 
@@ -184,7 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     try:
         args = _build_parser().parse_args(argv)
-        handler = {"identify": _identify, "example": _example, "terms": _terms}[args.command]
+        handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
+                   "design": _design}[args.command]
         return handler(args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)

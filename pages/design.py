@@ -11,6 +11,7 @@ from nlid_core.excitation import (
     linear_chirp,
     log_chirp,
     schroeder_multisine,
+    stepped_amplitude,
     stepped_sine,
 )
 from nlid_core.models import TERMS, TermModel
@@ -24,14 +25,16 @@ st.markdown("Generate a test signal, then predict, **before anyone runs the test
             " each parameter of a prior model (Cramér-Rao bound from the simulated sensitivities).")
 
 c1, c2, c3, c4 = st.columns(4)
-kind = c1.selectbox("Signal", ["linear chirp", "log chirp", "Schroeder multisine", "stepped sine"], key="exc_kind")
+kind = c1.selectbox("Signal", ["linear chirp", "log chirp", "Schroeder multisine", "stepped sine",
+                               "stepped amplitude (linear chirp at several levels)"], key="exc_kind")
 f0 = c2.number_input("Start / lowest frequency [Hz]", min_value=0.01, value=0.5, key="exc_f0")
 f1 = c3.number_input("End / highest frequency [Hz]", min_value=0.02, value=10.0, key="exc_f1")
 amp = c4.number_input("Amplitude [N] (peak; rms for multisine)", min_value=0.0, value=30.0, key="exc_amp")
 c5, c6, c7 = st.columns(3)
 duration = c5.number_input("Duration [s]", min_value=0.5, value=12.0, key="exc_duration")
 fs = c6.number_input("Sampling rate [Hz]", min_value=10.0, value=500.0, key="exc_fs")
-steps = int(c7.number_input("Steps (stepped sine)", min_value=2, max_value=50, value=8, key="exc_steps"))
+steps = int(c7.number_input("Steps (stepped sine / amplitude levels)", min_value=2, max_value=50, value=8,
+                            key="exc_steps"))
 try:
     if kind == "linear chirp":
         exc = linear_chirp(f0, f1, amplitude_n=amp, duration_s=duration, fs_hz=fs)
@@ -39,9 +42,12 @@ try:
         exc = log_chirp(f0, f1, amplitude_n=amp, duration_s=duration, fs_hz=fs)
     elif kind == "Schroeder multisine":
         exc = schroeder_multisine(f0, f1, amplitude_n=amp, duration_s=duration, fs_hz=fs)
-    else:
+    elif kind == "stepped sine":
         freqs = [f0 + (f1 - f0) * k / (steps - 1) for k in range(steps)]
         exc = stepped_sine(freqs, amplitude_n=amp, dwell_s=duration / steps, fs_hz=fs)
+    else:
+        base = linear_chirp(f0, f1, amplitude_n=amp, duration_s=duration / steps, fs_hz=fs)
+        exc = stepped_amplitude(base, [(k + 1) / steps for k in range(steps)])
 except NlidError as exc_err:
     st.error(str(exc_err))
     st.stop()

@@ -87,7 +87,21 @@ with tab_spectra:
     times, freqs, power = ev["spectrogram"]
     st.plotly_chart(figures.fig_spectrogram(times, freqs, power, max_freq=min(6 * band[1], full.fs / 2)),
                     key="spectrogram_fig")
-    st.plotly_chart(figures.fig_harmonics(ev["harmonics"]), key="harmonics_fig")
+    against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True, key="harm_against")
+    st.plotly_chart(figures.fig_harmonics(ev["harmonics"], against=against), key="harmonics_fig")
+    with st.expander("Two-tone test: sum and difference frequencies"):
+        t1, t2 = st.columns(2)
+        f_a = t1.number_input("First tone [Hz]", min_value=0.01, value=max(band[0], 0.01), key="tone1")
+        f_b = t2.number_input("Second tone [Hz]", min_value=0.01, value=max(band[1], 0.02), key="tone2")
+        try:
+            lines = nonlinearity.two_tone_products(full, f_a, f_b)
+        except NlidError as exc:
+            st.error(str(exc))
+        else:
+            st.caption("For a steady two-tone force, a linear system answers only at the two tones; harmonics and"
+                       " intermodulation products p·f1 + q·f2 above about -40 dB point to a nonlinearity.")
+            st.dataframe(pd.DataFrame([{"p": ln.p, "q": ln.q, "frequency [Hz]": ln.freq_hz, "level [dB]": ln.level_db}
+                                       for ln in lines]), hide_index=True, key="two_tone_table")
 with tab_levels:
     if len(recs) < 2:
         st.info("Load records at several excitation levels to compare their FRFs (a shifting resonance or"

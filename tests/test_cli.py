@@ -188,3 +188,22 @@ def test_lowpass_and_differentiator_options(seed_csv, tmp_path, capsys):
     assert abs(doc["parameters"]["k1"]["value"] / 800 - 1) < 0.01
     assert main(["identify", str(seed_csv), "--lowpass", "400"]) == 2
     assert "Nyquist" in capsys.readouterr().err
+
+
+def test_design_and_excitation_commands(tmp_path, capsys):
+    out = tmp_path / "design.json"
+    assert main(["design", "--truth", "m0=2,m1=0.08,c1=0.5,c2=0.2,k1=800,k3=2e4", "--noise", "4e-4",
+                 "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert 0.2 < doc[0]["rel_stderr"]["m1"] < 0.3  # the seed's test: m1 ~24 %
+    assert main(["design", "--truth", "m0=2,m1=0.08,c1=0.5,c2=0.2,k1=800,k3=2e4", "--noise", "4e-4",
+                 "--amplitude", "30", "--f1", "10", "--suggest"]) == 0
+    assert "best: chirp 30 N 0.5-10 Hz" in capsys.readouterr().out
+    sig = tmp_path / "sig.csv"
+    assert main(["excitation", "log-chirp", "--out", str(sig), "--f0", "1", "--f1", "20"]) == 0
+    import pandas as pd
+
+    frame = pd.read_csv(sig)
+    assert list(frame.columns) == ["t", "f"] and len(frame) == 6000
+    assert main(["excitation", "linear-chirp", "--out", str(sig), "--f0", "5", "--f1", "1"]) == 2
+    assert main(["design", "--truth", "m0=abc", "--noise", "1e-4"]) == 2
