@@ -111,7 +111,14 @@ with tab_reg:
             st.markdown(f"Suggested λ = {path.suggested_lambda:.3g} (corner of the L-curve).")
             table = pd.DataFrame(path.estimates, columns=list(path.names))
             table.insert(0, "λ", path.lambdas)
+            st.markdown("Estimates along the path (equation error):")
             st.dataframe(table, hide_index=True, key="reg_table")
+            est = np.abs(np.asarray(path.estimates))
+            rel = np.divide(100 * np.asarray(path.stderr), est, out=np.full(est.shape, np.inf), where=est > 0)
+            errors = pd.DataFrame(rel, columns=list(path.names))
+            errors.insert(0, "λ", path.lambdas)
+            st.markdown("Relative standard errors [%] along the path (the prior adds information):")
+            st.dataframe(errors, hide_index=True, key="reg_stderr_table")
         else:
             st.error(path.message)
 with tab_struct:

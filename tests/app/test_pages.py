@@ -159,3 +159,15 @@ def test_teaching_mode_walkthrough():
     truth = next(d.value for d in at.dataframe if "true" in d.value.columns)
     k1 = truth[truth["term"] == "k1"].iloc[0]
     assert abs(k1["estimate"] / k1["true"] - 1) < 0.01
+
+
+def test_identifiability_studies_run_from_the_page():
+    at = with_example()
+    go(at, "identify")
+    at.button(key="run_identification").click().run()
+    go(at, "identifiability")
+    at.button(key="run_regularisation").click().run()
+    assert not at.exception
+    at.button(key="run_structure").click().run()
+    assert not at.exception
+    assert any("k3" in m.value for m in at.markdown)
