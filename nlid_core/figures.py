@@ -1034,7 +1034,7 @@ def fig_excitation(t_s: ArrayLike, force: ArrayLike, freq_hz: ArrayLike, amplitu
     fig = make_subplots(rows=1, cols=2, subplot_titles=["time signal", "amplitude spectrum"],
                         column_widths=[0.6, 0.4])
     fig.add_trace(go.Scattergl(x=td, y=fd, mode="lines", name="force", line={"width": 1}), row=1, col=1)
-    keep = amp > 1e-6 * float(np.max(amp)) if amp.size else amp > 0
+    keep = amp > 1e-3 * float(np.max(amp)) if amp.size else amp > 0
     top = float(fq[keep].max()) * 1.2 if keep.any() else float(fq[-1])
     sel = fq <= top
     fig.add_trace(go.Scatter(x=fq[sel], y=amp[sel], mode="lines", name="spectrum"), row=1, col=2)
@@ -1042,7 +1042,9 @@ def fig_excitation(t_s: ArrayLike, force: ArrayLike, freq_hz: ArrayLike, amplitu
     fig.update_yaxes(title_text=_label("force", force_unit), row=1, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=1, col=2)
     fig.update_yaxes(title_text=_label("amplitude", force_unit), row=1, col=2)
-    return _finish(fig, title or "excitation", height=360)
+    fig = _finish(fig, title or "excitation", height=360)
+    fig.update_layout(showlegend=False)
+    return fig
 
 
 def fig_design_comparison(predictions: Sequence[Any], *, title: str | None = None) -> go.Figure:
