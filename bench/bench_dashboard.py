@@ -23,7 +23,8 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from app_support import state  # noqa: E402
 from nlid_core.examples import ExampleSpec, SEED_TRUTH, generate  # noqa: E402
 
-PAGES = ["home", "data", "nonlinearity", "model", "identify", "validate", "export"]
+PAGES = ["home", "data", "nonlinearity", "model", "identify", "validate", "identifiability", "design", "export",
+         "teaching"]
 TARGET_S = 2.0
 
 
