@@ -3,16 +3,37 @@
 Results that must survive a page switch live here (page widgets reset when
 the page changes). Each browser session has its own ``st.session_state``, so
 two users of a shared server never see each other's data.
+
+A session's memory is bounded (all sessions share one server process). The
+limits are read from environment variables on every use, so a changed
+setting applies without a restart; an invalid value falls back to the
+default:
+
+===========================  ===========================================  =======
+variable                     meaning                                      default
+===========================  ===========================================  =======
+``NLID_MAX_RECORDS``         records loaded in one session                20
+``NLID_MAX_RUNS_KEPT``       newest runs kept with their full results     10
+                             (fitted signals); older runs keep a summary
+                             (configuration, estimates, metrics, message)
+``NLID_MAX_VALIDATIONS``     validation results kept per session          10
+===========================  ===========================================  =======
+
+The run that is currently active is never summarised. Notices are plain text
+(escaped when shown) unless queued with ``markdown=True``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 
 import streamlit as st
 
+from app_support.text import esc
+from nlid_core.errors import DataValidationError
 from nlid_core.estimate import FitOptions, FitResult
 from nlid_core.models import DEFAULT_TERMS, ModelSettings, TermModel
 from nlid_core.params import ParameterSet
@@ -24,7 +45,42 @@ CONFIG = "nlid_model_config"  # ModelConfig
 RUNS = "nlid_runs"  # list[Run]
 ACTIVE_RUN = "nlid_active_run"  # int run id
 VALIDATIONS = "nlid_validations"  # dict[(run id, record name, n_init), ValidationResult]
-NOTICE = "nlid_notice"  # (kind, text) shown once on the next page render
+NOTICE = "nlid_notice"  # (kind, text, markdown) shown once on the next page render
+LINEAR_FIT = "nlid_linear_fit"  # (record content key, FitResult) of the Nonlinearity page's linear model
+REPORT_HTML = "nlid_report_html"  # (run id, html) of the last report built on the Export page
+
+MAX_RECORDS_VARIABLE = "NLID_MAX_RECORDS"
+MAX_RUNS_KEPT_VARIABLE = "NLID_MAX_RUNS_KEPT"
+MAX_VALIDATIONS_VARIABLE = "NLID_MAX_VALIDATIONS"
+DEFAULT_MAX_RECORDS = 20
+DEFAULT_MAX_RUNS_KEPT = 10
+DEFAULT_MAX_VALIDATIONS = 10
+#: What a page says about a summarised run.
+DROPPED = "this run's detailed results were dropped to save memory; re-run it"
+
+
+def _env_int(name: str, default: int, minimum: int = 1) -> int:
+    try:
+        value = int(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value >= minimum else default
+
+
+def max_records() -> int:
+    return _env_int(MAX_RECORDS_VARIABLE, DEFAULT_MAX_RECORDS)
+
+
+def max_runs_kept() -> int:
+    return _env_int(MAX_RUNS_KEPT_VARIABLE, DEFAULT_MAX_RUNS_KEPT)
+
+
+def max_validations() -> int:
+    return _env_int(MAX_VALIDATIONS_VARIABLE, DEFAULT_MAX_VALIDATIONS)
+
+
+class SessionLimitError(DataValidationError):
+    """A session limit (records per session) would be exceeded; the message says which and how to go on."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,15 +108,38 @@ class Run:
     config: ModelConfig
     result: FitResult
     elapsed_s: float
+    detailed: bool = True  # False: ``result.records`` (the fitted signals) were dropped to save memory
+
+
+def summarise(run: Run) -> Run:
+    """``run`` without its per-record signals (keeps configuration, estimates, metrics and message)."""
+    if not run.detailed:
+        return run
+    return dataclasses.replace(run, result=dataclasses.replace(run.result, records=()), detailed=False)
 
 
 def records() -> dict[str, Record]:
     return st.session_state.setdefault(RECORDS, {})  # type: ignore[no-any-return]
 
 
+def room_for_records() -> int:
+    """How many more records this session may load."""
+    return max(max_records() - len(records()), 0)
+
+
+def records_full_message() -> str:
+    return (f"this session already holds {len(records())} records, the most one session may load"
+            f" ({max_records()}); remove a record on the Data page first")
+
+
 def add_records(new: list[Record] | tuple[Record, ...]) -> list[str]:
-    """Add records (renaming duplicates ``name (2)``); returns the names used."""
+    """Add records (renaming duplicates ``name (2)``); returns the names used.
+
+    Raises SessionLimitError, adding none, when the session would hold more than ``NLID_MAX_RECORDS``.
+    """
     recs = records()
+    if len(new) > room_for_records():
+        raise SessionLimitError(records_full_message())
     names = []
     for rec in new:
         name = rec.name
@@ -118,6 +197,7 @@ def runs() -> list[Run]:
 
 
 def add_run(config: ModelConfig, result: FitResult, elapsed_s: float) -> Run:
+    """Append a run, make it active and summarise runs beyond the newest ``NLID_MAX_RUNS_KEPT``."""
     history = runs()
     run_id = (history[-1].id + 1) if history else 1
     label = f"#{run_id} {result.method} {','.join(config.terms)} on {', '.join(config.fit_records)}"
@@ -125,7 +205,19 @@ def add_run(config: ModelConfig, result: FitResult, elapsed_s: float) -> Run:
               elapsed_s=elapsed_s)
     history.append(run)
     st.session_state[ACTIVE_RUN] = run_id
+    cap_runs()
     return run
+
+
+def cap_runs() -> None:
+    """Summarise every run but the newest ``NLID_MAX_RUNS_KEPT``, the active one and the newest successful one."""
+    history = runs()
+    keep = max_runs_kept()
+    spare = {st.session_state.get(ACTIVE_RUN)}
+    spare |= {next((r.id for r in reversed(history) if r.result.success), None)}
+    for i, run in enumerate(history[:-keep] if len(history) > keep else []):
+        if run.detailed and run.id not in spare:
+            history[i] = summarise(run)
 
 
 def active_run() -> Run | None:
@@ -144,19 +236,55 @@ def set_active_run(run_id: int) -> None:
 
 
 def validations() -> dict[tuple[int, str, int], ValidationResult]:
+    """Validation results by (run id, record name, initial-state samples), oldest first."""
     return st.session_state.setdefault(VALIDATIONS, {})  # type: ignore[no-any-return]
 
 
-def notify(kind: str, text: str) -> None:
-    """Queue a message for the next render (e.g. across st.switch_page)."""
-    st.session_state[NOTICE] = (kind, text)
+def add_validation(key: tuple[int, str, int], result: ValidationResult) -> None:
+    """Store a validation result, dropping the oldest beyond ``NLID_MAX_VALIDATIONS``."""
+    store = validations()
+    store.pop(key, None)
+    store[key] = result
+    while len(store) > max_validations():
+        del store[next(iter(store))]
+
+
+def linear_fit(rec_key: str) -> FitResult | None:
+    """The Nonlinearity page's linear fit of the record with content key ``rec_key``, if any."""
+    stored = st.session_state.get(LINEAR_FIT)
+    return stored[1] if stored and stored[0] == rec_key else None  # type: ignore[no-any-return]
+
+
+def set_linear_fit(rec_key: str, fit: FitResult) -> None:
+    st.session_state[LINEAR_FIT] = (rec_key, fit)
+
+
+def report_html(run_id: int) -> str | None:
+    """The HTML report last built for run ``run_id``, if any (one report per session)."""
+    built = st.session_state.get(REPORT_HTML)
+    return built[1] if built and built[0] == run_id else None  # type: ignore[no-any-return]
+
+
+def set_report_html(run_id: int, html: str) -> None:
+    st.session_state[REPORT_HTML] = (run_id, html)
+
+
+def notify(kind: str, text: str, *, markdown: bool = False) -> None:
+    """Queue a message for the next render (e.g. across st.switch_page).
+
+    ``text`` is plain text and is escaped when shown; pass ``markdown=True``
+    only for text whose every user- or file-derived part was escaped with
+    :func:`app_support.text.esc`.
+    """
+    st.session_state[NOTICE] = (kind, text, markdown)
 
 
 def show_notice() -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice:
-        kind, text = notice
-        getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")(text)
+        kind, text, markdown = (*notice, False)[:3]
+        show = getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")
+        show(text if markdown else esc(text, 1000))
 
 
 def require_records() -> dict[str, Record]:
