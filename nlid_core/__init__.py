@@ -18,40 +18,47 @@ Typical use::
     print(fit.equation())
     val = validate(fit, load_record("other_level.csv"))
 
-Importing this package needs numpy, scipy, pandas and numba only.
+Importing this package needs numpy, scipy, pandas and numba only, and is cheap: each public name
+imports its submodule on first use (a worker that only reads files never loads numba).
 """
 
-from .errors import (
-    DataValidationError,
-    ModelSpecError,
-    NlidError,
-    SimulationError,
-)
-from .estimate import (
-    INITIAL_STATES,
-    METHODS,
-    FitOptions,
-    FitResult,
-    ParameterEstimate,
-    Prior,
-    RecordFit,
-    equation_error,
-    identify,
-    output_error,
-)
-from .examples import EXAMPLES, ExampleSpec, generate, make_example
-from .identifiability import Uncertainty, uncertainty_from_jacobian
-from .io import load_record, load_records, read_table, write_record
-from .metrics import ChannelMetrics, WhitenessTest, fit_percent, nrmse, rmse, whiteness_test
-from .models import DEFAULT_TERMS, TERMS, ModelSettings, TermModel, parse_terms
-from .params import Parameter, ParameterSet
-from .record import Record, from_arrays, resample_uniform, trim
-from .report import format_report, result_to_dict
-from .signals import DIFFERENTIATORS, derive_missing, differentiate, filter_record, lowpass
-from .simulate import INPUT_HOLDS, SimulationResult, simulate, simulate_reference
-from .validation import ValidationResult, validate
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from ._version import __version__  # noqa: E402
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .errors import (
+        DataValidationError,
+        ModelSpecError,
+        NlidError,
+        SimulationError,
+    )
+    from .estimate import (
+        INITIAL_STATES,
+        METHODS,
+        FitOptions,
+        FitResult,
+        ParameterEstimate,
+        Prior,
+        RecordFit,
+        equation_error,
+        identify,
+        output_error,
+    )
+    from .examples import EXAMPLES, ExampleSpec, generate, make_example
+    from .identifiability import Uncertainty, uncertainty_from_jacobian
+    from .io import load_record, load_records, read_table, write_record
+    from .metrics import ChannelMetrics, WhitenessTest, fit_percent, nrmse, rmse, whiteness_test
+    from .models import DEFAULT_TERMS, TERMS, ModelSettings, TermModel, parse_terms
+    from .params import Parameter, ParameterSet
+    from .record import Record, from_arrays, resample_uniform, trim
+    from .report import format_report, result_to_dict
+    from .signals import DIFFERENTIATORS, derive_missing, differentiate, filter_record, lowpass
+    from .simulate import INPUT_HOLDS, SimulationResult, simulate, simulate_reference
+    from .validation import ValidationResult, validate
+    from .guard import load_record_guarded, load_records_guarded
+    from .limits import Limits
 
 __all__ = [
     "__version__",
@@ -69,6 +76,9 @@ __all__ = [
     "load_records",
     "read_table",
     "write_record",
+    "load_record_guarded",
+    "load_records_guarded",
+    "Limits",
     # signals
     "DIFFERENTIATORS",
     "differentiate",
@@ -118,3 +128,39 @@ __all__ = [
     "generate",
     "make_example",
 ]
+
+#: Submodule of each public name, imported on first access (PEP 562).
+_SOURCES: dict[str, str] = {}
+for _module, _names in {
+    "errors": ("DataValidationError", "ModelSpecError", "NlidError", "SimulationError"),
+    "estimate": ("INITIAL_STATES", "METHODS", "FitOptions", "FitResult", "ParameterEstimate", "Prior", "RecordFit",
+                 "equation_error", "identify", "output_error"),
+    "examples": ("EXAMPLES", "ExampleSpec", "generate", "make_example"),
+    "identifiability": ("Uncertainty", "uncertainty_from_jacobian"),
+    "io": ("load_record", "load_records", "read_table", "write_record"),
+    "metrics": ("ChannelMetrics", "WhitenessTest", "fit_percent", "nrmse", "rmse", "whiteness_test"),
+    "models": ("DEFAULT_TERMS", "TERMS", "ModelSettings", "TermModel", "parse_terms"),
+    "params": ("Parameter", "ParameterSet"),
+    "record": ("Record", "from_arrays", "resample_uniform", "trim"),
+    "report": ("format_report", "result_to_dict"),
+    "signals": ("DIFFERENTIATORS", "derive_missing", "differentiate", "filter_record", "lowpass"),
+    "simulate": ("INPUT_HOLDS", "SimulationResult", "simulate", "simulate_reference"),
+    "validation": ("ValidationResult", "validate"),
+    "guard": ("load_record_guarded", "load_records_guarded"),
+    "limits": ("Limits",),
+}.items():
+    for _name in _names:
+        _SOURCES[_name] = _module
+
+
+def __getattr__(name: str) -> Any:
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,113 @@
+"""Worker process that parses one request of untrusted files (see :mod:`nlid_core.guard`).
+
+Run as ``python -m nlid_core._parse_worker OUTDIR`` with a JSON request on
+standard input. The worker first limits itself (address space, CPU time,
+size of files it writes, no core dumps, lower priority), then imports the
+readers and parses. It answers only with plain data in ``OUTDIR``:
+
+* ``result.json``: one header per record (name, units, derived channels,
+  source, warnings, meta) and ``rec<i>.npz``: its channels as float64 arrays
+  (written with ``numpy.savez``, read back with ``allow_pickle=False``);
+* or ``error.json``: ``{"kind": "data" | "memory" | "internal", "message"}``.
+
+A native crash, a CPU-time signal or a kill by the parent leaves neither file;
+the parent turns the exit status into a message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from pathlib import Path
+from typing import Any
+
+_MB = 1_000_000
+#: Largest request read from standard input (paths and options only).
+_MAX_REQUEST_BYTES = 1_000_000
+
+
+def _limit_self(limits: dict[str, Any]) -> None:
+    """Apply the resource limits of ``limits`` to this process (before touching any file)."""
+    memory = int(float(limits["parse_memory_mb"]) * _MB)
+    cpu = max(1, int(float(limits["parse_cpu_s"])))
+    output = int(float(limits["max_cells"]) * 8 * 1.2) + 64 * _MB
+    for which, soft, hard in (
+        (resource.RLIMIT_AS, memory, memory),
+        (resource.RLIMIT_CPU, cpu, cpu + 5),
+        (resource.RLIMIT_FSIZE, output, output),
+        (resource.RLIMIT_CORE, 0, 0),
+    ):
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):  # pragma: no cover - a platform without this limit
+            pass
+    try:
+        os.nice(10)  # a parse never competes on equal terms with other users' work
+    except OSError:  # pragma: no cover
+        pass
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, allow_nan=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _run(request: dict[str, Any], out: Path) -> None:
+    import numpy as np
+
+    from .errors import NlidError
+    from .io import load_record, load_records
+    from .limits import Limits
+    from .record import Record
+
+    limits = Limits(**request["limits"])
+    kwargs = dict(request["kwargs"])
+    records: tuple[Record, ...]
+    try:
+        if request["single"]:
+            records = (load_record(request["paths"][0], limits=limits, **kwargs),)
+        else:
+            records = load_records(request["paths"], limits=limits, **kwargs)
+    except NlidError as exc:
+        _write_json(out / "error.json", {"kind": "data", "message": str(exc)})
+        return
+    headers = []
+    for i, rec in enumerate(records):
+        arrays: dict[str, Any] = {c: np.asarray(getattr(rec, c), dtype=np.float64) for c in rec.channels}
+        np.savez(out / f"rec{i}.npz", allow_pickle=False, **arrays)
+        headers.append({
+            "name": rec.name,
+            "units": dict(rec.units),
+            "derived": list(rec.derived),
+            "source": rec.source,
+            "warnings": list(rec.warnings),
+            "meta": json.loads(json.dumps(rec.meta, default=str)),
+        })
+    _write_json(out / "result.json", {"records": headers})
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[1])
+    raw = sys.stdin.buffer.read(_MAX_REQUEST_BYTES + 1)
+    if len(raw) > _MAX_REQUEST_BYTES:
+        return 4
+    request = json.loads(raw)
+    _limit_self(request["limits"])
+    try:
+        _run(request, out)
+    except MemoryError:
+        _write_json(out / "error.json", {"kind": "memory", "message": "memory limit reached"})
+    except RecursionError:
+        _write_json(out / "error.json", {"kind": "data", "message": "the file is nested too deeply to read"})
+    except OSError as exc:
+        _write_json(out / "error.json", {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"})
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides what the user sees
+        _write_json(out / "error.json", {"kind": "internal", "message": f"{type(exc).__name__}: {exc}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,370 @@
+"""Isolated, bounded parsing of untrusted files.
+
+A file handed to nlid by a user is parsed in a separate worker process
+(:mod:`nlid_core._parse_worker`), never in the process that serves the
+dashboard or runs the command line:
+
+* the worker caps its own address space, CPU time and the size of files it
+  writes, disables core dumps and lowers its priority before it opens the
+  file; the parent kills it (its whole process group) after a wall-clock
+  limit. The limits are those of :class:`~nlid_core.limits.Limits`, settable
+  by an administrator through environment variables;
+* the readers inside check what the file declares (sheet dimensions,
+  decompressed sizes, Parquet row groups, MAT variable shapes) against the
+  same limits before allocating (:mod:`nlid_core.io`);
+* the worker answers with JSON and ``.npz`` arrays read back with
+  ``allow_pickle=False``, and the parent validates the arrays again as a
+  :class:`~nlid_core.record.Record`: nothing the worker sends is executed;
+* a native crash of a reader (scipy's MAT reader can be made to segfault by
+  a corrupt file), a bomb that exhausts the worker's memory or CPU time, or a
+  hang ends only the worker and becomes a :class:`DataValidationError` with a
+  specific, one-line message for that file;
+* at most ``NLID_PARSE_WORKERS`` files (default: the number of CPU cores) are
+  parsed at once in one server process; further requests wait for a free
+  slot up to the wall-clock limit.
+
+:func:`load_record_guarded` and :func:`load_records_guarded` take the same
+arguments and return the same records as :func:`nlid_core.io.load_record`
+and :func:`nlid_core.io.load_records`; the dashboard and the CLI use them for
+every user file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import DataValidationError
+from .limits import LIMIT_VARIABLES, Limits
+from .record import CHANNELS, Record, from_arrays
+
+__all__ = ["load_record_guarded", "load_records_guarded", "parse_slots"]
+
+StrPath = str | PathLike[str]
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+#: Largest JSON answer accepted from a worker (record headers only; the arrays are in .npz files).
+_MAX_ANSWER_BYTES = 4_000_000
+_POLL_S = 0.02
+_KINDS = {".csv": "CSV", ".txt": "text", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
+          ".xlsx": "Excel", ".xls": "Excel", ".mat": "MAT"}
+
+_slots_lock = threading.Lock()
+_slots: threading.BoundedSemaphore | None = None
+_slots_n = 0
+
+
+def parse_slots() -> int:
+    """How many files one process parses at once (``NLID_PARSE_WORKERS``, default the CPU count)."""
+    raw = os.environ.get("NLID_PARSE_WORKERS", "").strip()
+    try:
+        n = int(raw) if raw else (os.cpu_count() or 1)
+    except ValueError:
+        raise DataValidationError(f"NLID_PARSE_WORKERS must be a positive integer, got {raw!r}") from None
+    if n < 1:
+        raise DataValidationError(f"NLID_PARSE_WORKERS must be a positive integer, got {raw!r}")
+    return n
+
+
+def _semaphore() -> threading.BoundedSemaphore:
+    global _slots, _slots_n
+    n = parse_slots()
+    with _slots_lock:
+        if _slots is None or n != _slots_n:
+            _slots, _slots_n = threading.BoundedSemaphore(n), n
+        return _slots
+
+
+def load_record_guarded(
+    path: StrPath,
+    *,
+    columns: Mapping[str, str] | str | None = None,
+    units: Mapping[str, str] | str | None = None,
+    name: str | None = None,
+    resample: bool = False,
+    fs: float | None = None,
+    rows: tuple[int, int | None] | str | None = None,
+    limits: Limits | None = None,
+) -> Record:
+    """Load one record like :func:`nlid_core.io.load_record`, parsing the file in an isolated worker.
+
+    Parameters
+    ----------
+    path, columns, units, name, resample, fs, rows
+        As for :func:`nlid_core.io.load_record`.
+    limits : Limits or None
+        Bounds on the parse; ``Limits.from_env()`` when None.
+
+    Returns
+    -------
+    Record
+        The record, validated again in this process.
+
+    Raises
+    ------
+    DataValidationError
+        Every problem with the file, including a crash of the reader, a
+        limit reached by the worker and a parse that takes too long; the
+        message is one line and names the file.
+    """
+    kwargs = {"columns": columns, "units": units, "name": name, "resample": resample, "fs": fs, "rows": rows}
+    return _guarded([path], kwargs, single=True, limits=limits)[0]
+
+
+def load_records_guarded(
+    paths: Sequence[StrPath] | StrPath,
+    *,
+    columns: Mapping[str, str] | str | None = None,
+    units: Mapping[str, str] | str | None = None,
+    resample: bool = False,
+    fs: float | None = None,
+    rows: tuple[int, int | None] | str | None = None,
+    limits: Limits | None = None,
+) -> tuple[Record, ...]:
+    """Load several records like :func:`nlid_core.io.load_records`, parsing the files in an isolated worker.
+
+    Parameters
+    ----------
+    paths, columns, units, resample, fs, rows
+        As for :func:`nlid_core.io.load_records`.
+    limits : Limits or None
+        Bounds on the parse (one worker reads all the files, under one set of
+        limits); ``Limits.from_env()`` when None.
+
+    Returns
+    -------
+    tuple of Record
+
+    Raises
+    ------
+    DataValidationError
+        As :func:`load_record_guarded`, prefixed with the file name.
+    """
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]
+    plist = list(paths)
+    if not plist:
+        raise DataValidationError("no files given")
+    kwargs = {"columns": columns, "units": units, "resample": resample, "fs": fs, "rows": rows}
+    return _guarded(plist, kwargs, single=False, limits=limits)
+
+
+# --------------------------------------------------------------------------- the parent side
+
+
+def _jsonable(value: Any, what: str) -> Any:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v, what) for v in value]
+    raise DataValidationError(f"`{what}` must be a string, a mapping or a pair, got {type(value).__name__}")
+
+
+def _guarded(paths: list[StrPath], kwargs: dict[str, Any], *, single: bool, limits: Limits | None) -> tuple[Record, ...]:
+    lim = Limits.from_env() if limits is None else limits
+    resolved = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise DataValidationError(f"file {path} does not exist")
+        if not path.is_file():
+            raise DataValidationError(f"{path} is not a file")
+        resolved.append(str(path.resolve()))
+    request = {
+        "paths": resolved,
+        "single": single,
+        "kwargs": {k: _jsonable(v, k) for k, v in kwargs.items()},
+        "limits": dataclasses.asdict(lim),
+    }
+    what = Path(paths[0]).name if len(paths) == 1 else f"{len(paths)} files"
+    slots = _semaphore()
+    if not slots.acquire(timeout=lim.parse_timeout_s):
+        raise DataValidationError(
+            f"{what}: the server is busy reading other files (all {parse_slots()} reading slots in use"
+            f" for {lim.parse_timeout_s:g} s); try again in a moment"
+        )
+    try:
+        with tempfile.TemporaryDirectory(prefix="nlid-parse-") as tmp:
+            out = Path(tmp)
+            status, maxrss_mb, elapsed = _run_worker(request, out, lim)
+            records = _collect(out, paths, status, maxrss_mb, elapsed, lim)
+    finally:
+        slots.release()
+    return records
+
+
+def _run_worker(request: dict[str, Any], out: Path, lim: Limits) -> tuple[int, float, float]:
+    """Run the worker on ``request``; return (wait status, peak resident MB, seconds)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[var] = "1"
+    env["ARROW_DEFAULT_MEMORY_POOL"] = "system"  # no large virtual reservations under the address-space cap
+    env["MALLOC_ARENA_MAX"] = "2"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nlid_core._parse_worker", str(out)],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=str(out), env=env, start_new_session=True, close_fds=True,
+        )
+    except OSError as exc:
+        raise DataValidationError(f"could not start the file-reading worker: {exc.strerror or exc}") from None
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(request).encode())
+        proc.stdin.close()
+    except OSError:
+        pass  # the worker died at once; its status says why
+    deadline = start + lim.parse_timeout_s
+    status = None
+    rusage = None
+    try:
+        while True:
+            pid, wstatus, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                status = wstatus
+                break
+            if time.monotonic() > deadline:
+                _kill_group(proc.pid)
+                _, status, rusage = os.wait4(proc.pid, 0)
+                status = -1  # timed out
+                break
+            time.sleep(_POLL_S)
+    finally:
+        if status is None:  # interrupted (e.g. the session stopped the script): leave no worker behind
+            _kill_group(proc.pid)
+            try:
+                os.wait4(proc.pid, 0)
+            except ChildProcessError:
+                pass
+        proc.returncode = 0  # reaped here; keep Popen from waiting again
+    maxrss_mb = (rusage.ru_maxrss / 1024.0) if rusage is not None else 0.0  # Linux reports kB
+    return status, maxrss_mb, time.monotonic() - start
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _kind(paths: list[StrPath]) -> str:
+    kinds = {_KINDS.get(Path(p).suffix.lower(), "file") for p in paths}
+    return kinds.pop() if len(kinds) == 1 else "file"
+
+
+def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, elapsed: float,
+             lim: Limits) -> tuple[Record, ...]:
+    """Turn the worker's answer (or its death) into records or one specific DataValidationError."""
+    what = Path(paths[0]).name if len(paths) == 1 else ", ".join(Path(p).name for p in paths)
+    kind = _kind(paths)
+    if status == -1:
+        raise DataValidationError(
+            f"reading {what} took longer than {lim.parse_timeout_s:g} s and was stopped (the file is too large or"
+            f" built to be slow to unpack; an administrator can raise the limit with"
+            f" {LIMIT_VARIABLES['parse_timeout_s']})"
+        )
+    error = out / "error.json"
+    if error.is_file():
+        doc = _read_json(error)
+        kind_of_error = doc.get("kind")
+        message = str(doc.get("message", ""))
+        if kind_of_error == "data":
+            raise DataValidationError(message)
+        if kind_of_error == "memory":
+            raise _memory_error(what, lim)
+        raise DataValidationError(f"{what} could not be read: the {kind} reader failed ({message})")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = _signal_name(sig)
+        if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and elapsed < lim.parse_timeout_s):
+            raise DataValidationError(
+                f"reading {what} used more than {lim.parse_cpu_s:g} s of CPU time and was stopped (an administrator"
+                f" can raise the limit with {LIMIT_VARIABLES['parse_cpu_s']})"
+            )
+        if maxrss_mb > 0.5 * lim.parse_memory_mb:
+            raise _memory_error(what, lim)
+        raise DataValidationError(
+            f"{what} is corrupt: the {kind} reader crashed on it ({name}); nothing was loaded and the server"
+            " is unaffected; re-export the file from the measurement software"
+        )
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    answer = out / "result.json"
+    if code != 0 or not answer.is_file():
+        raise DataValidationError(f"{what} could not be read: the {kind} reader stopped (exit status {code})")
+    doc = _read_json(answer)
+    headers = doc.get("records")
+    if not isinstance(headers, list) or not headers:
+        raise DataValidationError(f"{what} could not be read: the reader returned no record")
+    return tuple(_record(out / f"rec{i}.npz", h) for i, h in enumerate(headers))
+
+
+def _memory_error(what: str, lim: Limits) -> DataValidationError:
+    return DataValidationError(
+        f"reading {what} needed more than the {lim.parse_memory_mb:g} MB allowed for one file and was stopped"
+        f" (an administrator can raise the limit with {LIMIT_VARIABLES['parse_memory_mb']})"
+    )
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return f"signal {signal.Signals(sig).name}"
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if path.stat().st_size > _MAX_ANSWER_BYTES:
+        raise DataValidationError("the file-reading worker gave an oversized answer")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise DataValidationError("the file-reading worker gave an unreadable answer") from None
+    if not isinstance(doc, dict):
+        raise DataValidationError("the file-reading worker gave an unreadable answer")
+    return doc
+
+
+def _record(npz: Path, header: Mapping[str, Any]) -> Record:
+    """Rebuild and validate a record from the worker's plain answer (no pickle)."""
+    try:
+        with np.load(npz, allow_pickle=False) as data:
+            arrays = {c: np.array(data[c], dtype=np.float64) for c in CHANNELS if c in data.files}
+    except (OSError, ValueError, KeyError):
+        raise DataValidationError("the file-reading worker gave an unreadable answer") from None
+    for c in ("t", "f", "x"):
+        if c not in arrays:
+            raise DataValidationError("the file-reading worker gave an incomplete answer")
+    units = header.get("units")
+    meta = header.get("meta")
+    return from_arrays(
+        arrays["t"], arrays["f"], arrays["x"], arrays.get("v"), arrays.get("a"),
+        name=str(header.get("name", "record")),
+        units={str(k): str(v) for k, v in units.items()} if isinstance(units, dict) else None,
+        derived=tuple(str(d) for d in header.get("derived", ())),
+        source=str(header.get("source", "")),
+        warnings=tuple(str(w) for w in header.get("warnings", ())),
+        meta=meta if isinstance(meta, dict) else {},
+    )
+
