@@ -7,6 +7,7 @@ all computation in ``nlid_core``.
 import streamlit as st
 
 from app_support import state
+from app_support.text import esc
 
 st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=":material/ssid_chart:",
                    layout="wide")
@@ -30,11 +31,11 @@ with st.sidebar:
     st.caption("Study")
     if recs:
         for name, rec in recs.items():
-            st.markdown(f"- **{name}**: {rec.n:,} samples, {rec.fs:.4g} Hz, {','.join(rec.channels[1:])}")
+            st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.4g} Hz, {','.join(rec.channels[1:])}")
     else:
         st.markdown("No record loaded yet.")
     run = state.active_run()
     if run is not None:
-        st.markdown(f"Active run: **{run.label}** ({'ok' if run.result.success else 'failed'})")
+        st.markdown(f"Active run: **{esc(run.label)}** ({'ok' if run.result.success else 'failed'})")
 
 page.run()

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app_support import state, tables
+from app_support.text import esc
 from nlid_core import figures
 from nlid_core.report import html_report, result_to_dict
 
@@ -17,8 +18,11 @@ if run is None:
     st.stop()
 fit = run.result
 vals = [v for (rid, _, _), v in state.validations().items() if rid == run.id]
-st.markdown(f"Exporting **run #{run.id}** ({run.label}) with {len(vals)} validation(s). Choose another run on"
+st.markdown(f"Exporting **run #{run.id}** ({esc(run.label)}) with {len(vals)} validation(s). Choose another run on"
             " the Identify page.")
+if not run.detailed:
+    st.info(f"Run #{run.id}: {state.DROPPED} (Identify page) to include its fit figure and initial states. The"
+            " parameters, metrics and validations below are complete.")
 stem = f"nlid-run{run.id}"
 
 c1, c2, c3 = st.columns(3)
@@ -54,9 +58,8 @@ if st.button("Build the HTML report", key="build_report"):
         if v.success:
             figs.append((f"Validation on {v.record}", figures.fig_fit(v, channel=v.metrics[0].channel)))
     fragments = [(caption, figures.fig_to_html(fig, include_plotlyjs=(i == 0))) for i, (caption, fig) in enumerate(figs)]
-    st.session_state["nlid_report_html"] = (run.id, html_report(fit, vals, fragments, title=f"nlid report: run #{run.id}"))
-built = st.session_state.get("nlid_report_html")
-report = built[1] if built and built[0] == run.id else None
+    state.set_report_html(run.id, html_report(fit, vals, fragments, title=f"nlid report: run #{run.id}"))
+report = state.report_html(run.id)
 if report:
     st.download_button("HTML report", report.encode(), file_name=f"{stem}-report.html", mime="text/html",
                        key="dl_report")

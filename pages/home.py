@@ -3,6 +3,7 @@
 import streamlit as st
 
 from app_support import cache, state
+from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.examples import SEED_TRUTH
 
@@ -42,10 +43,14 @@ with left:
     )
     if st.button("Load the seed example", key="load_example", type="primary"):
         rec = cache.example("seed")
-        names = state.add_records([rec])
-        state.set_config(state.default_config(fit_records=(names[0],)))
-        state.notify("success", f"Loaded `{names[0]}` ({rec.n} samples). Next: look at the Nonlinearity page.")
-        st.switch_page("pages/nonlinearity.py")
+        try:
+            names = state.add_records([rec])
+        except NlidError as exc:
+            st.error(f"Could not load the example: {esc(exc)}")
+        else:
+            state.set_config(state.default_config(fit_records=(names[0],)))
+            state.notify("success", f"Loaded {names[0]} ({rec.n} samples). Next: look at the Nonlinearity page.")
+            st.switch_page("pages/nonlinearity.py")
 with right:
     if cache.silverbox_path() is not None:
         st.markdown(
@@ -55,10 +60,10 @@ with right:
         if st.button("Load Silverbox", key="load_silverbox"):
             try:
                 train, test = cache.silverbox()
-            except (NlidError, OSError) as exc:
-                st.error(f"Could not load Silverbox: {exc}")
-            else:
                 names = state.add_records([train, test])
+            except (NlidError, OSError) as exc:
+                st.error(f"Could not load Silverbox: {esc(exc)}")
+            else:
                 state.set_config(state.default_config(("m0", "c1", "k1", "k2", "k3"), fit_records=(names[0],)))
                 state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test part.")
                 st.switch_page("pages/model.py")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app_support import state
+from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.estimate import INITIAL_STATES, METHODS, FitOptions, equation_error
 from nlid_core.models import TERMS, ModelSettings, TermModel
@@ -52,7 +53,7 @@ try:
         for r in edited.to_dict("records")
     )
 except (NlidError, ValueError, TypeError) as exc:
-    st.error(f"Parameter table: {exc}")
+    st.error(f"Parameter table: {esc(exc)}")
     st.stop()
 
 c1, c2, c3 = st.columns(3)
@@ -72,10 +73,10 @@ threshold = c1.slider("Equation error: drop samples with |f| below this fraction
 settings = cfg.settings
 if "fc" in terms or "kg" in terms:
     s1, s2 = st.columns(2)
-    v_eps = s1.number_input(f"Coulomb velocity scale v_eps [{first.unit('x')}/s]", min_value=1e-9,
+    v_eps = s1.number_input(f"Coulomb velocity scale v_eps [{esc(first.unit('x'), 40)}/s]", min_value=1e-9,
                             value=float(settings.v_eps), format="%.3g", key="v_eps", disabled="fc" not in terms)
-    gap = s2.number_input(f"Dead-zone half-width [{first.unit('x')}]", min_value=0.0, value=float(settings.gap),
-                          format="%.3g", key="gap", disabled="kg" not in terms)
+    gap = s2.number_input(f"Dead-zone half-width [{esc(first.unit('x'), 40)}]", min_value=0.0,
+                          value=float(settings.gap), format="%.3g", key="gap", disabled="kg" not in terms)
     settings = ModelSettings(v_eps=v_eps, gap=gap)
 
 try:
@@ -84,7 +85,7 @@ try:
     new_cfg = state.ModelConfig(terms=model.terms, settings=settings, params=params, options=options,
                                 fit_records=tuple(fit_records))
 except NlidError as exc:
-    st.error(str(exc))
+    st.error(esc(exc))
     st.stop()
 state.set_config(new_cfg)
 
@@ -94,11 +95,11 @@ if st.button("Automatic initial guess (equation error)", key="auto_guess",
         ee = equation_error([recs[n] for n in fit_records], TermModel(model.terms, settings), params,
                             dataclasses.replace(options, method="equation-error"))
     except NlidError as exc:
-        st.error(f"Equation error failed: {exc}")
+        st.error(f"Equation error failed: {esc(exc)}")
     else:
         state.set_config(dataclasses.replace(new_cfg, params=ee.parameters))
         st.session_state.pop(f"params_{','.join(model.terms)}", None)
         state.notify("success", "Initial values set from the equation-error fit.")
         st.rerun()
 
-st.success(f"Ready: {len(terms)} terms, {method}, fitting {', '.join(fit_records)}. Go to Identify.")
+st.success(f"Ready: {len(terms)} terms, {method}, fitting {esc(', '.join(fit_records))}. Go to Identify.")

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 from app_support import state, tables
+from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.validation import validate
@@ -17,11 +18,14 @@ if run is None or not recs:
     st.stop()
 fit = run.result
 if not fit.success:
-    st.error(f"The active run #{run.id} failed ({fit.message}); choose a successful run on the Identify page.")
+    st.error(f"The active run #{run.id} failed ({esc(fit.message)}); choose a successful run on the Identify page.")
     st.stop()
 if not fit.model.can_simulate:
     st.error("This model has no mass term m0, so it cannot be simulated. Add m0 on the Model page.")
     st.stop()
+if not run.detailed:
+    st.info(f"Run #{run.id}: {state.DROPPED} (Identify page) to see its fit. The validation below simulates"
+            " its identified parameters, which are kept.")
 
 names = list(recs)
 others = [n for n in names if n not in run.config.fit_records]
@@ -34,20 +38,20 @@ if name in run.config.fit_records:
 n_init = int(c2.number_input("Samples for the initial state", min_value=0, max_value=max(recs[name].n - 20, 0),
                              value=min(50, max(recs[name].n - 20, 0)), key="n_init"))
 key = (run.id, name, n_init)
-store = state.validations()
-if key not in store:
+val = state.validations().get(key)
+if val is None:
     try:
-        store[key] = validate(fit, recs[name], n_init=n_init)
+        val = validate(fit, recs[name], n_init=n_init)
     except NlidError as exc:
-        st.error(f"Validation could not run: {exc}")
+        st.error(f"Validation could not run: {esc(exc)}")
         st.stop()
-val = store[key]
+    state.add_validation(key, val)
 if not val.success:
-    st.error(val.message)
+    st.error(esc(val.message))
     st.stop()
 
 with st.container(key="validation", border=True):
-    st.subheader(f"Run #{run.id} on {name}")
+    st.subheader(f"Run #{run.id} on {esc(name)}")
     tables.show(tables.metrics_table(val.metrics), key="val_metrics")
     channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key="val_channel")
     st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
@@ -60,4 +64,5 @@ with st.container(key="validation", border=True):
                        key="val_resid_acf")
     st.plotly_chart(figures.fig_fit_spectrum(val, channel=channel), key="val_spectrum")
     st.caption(f"Initial state {val.init} from the first {val.n_init} samples: x0 = {val.x0[0]:.4g},"
-               f" v0 = {val.x0[1]:.4g}. Residual rms {np.sqrt(np.mean(resid**2)):.4g} {val.units.get(channel, '')}.")
+               f" v0 = {val.x0[1]:.4g}. Residual rms {np.sqrt(np.mean(resid**2)):.4g}"
+               f" {esc(val.units.get(channel, ''), 40)}.")
