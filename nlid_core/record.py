@@ -14,6 +14,7 @@ Every constructor validates at the boundary and raises
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,10 @@ __all__ = [
     "SI_UNITS",
     "MIN_SAMPLES",
     "MAX_ABS_VALUE",
+    "MIN_DT",
+    "MAX_DT",
+    "RESAMPLE_GROWTH",
+    "MAX_RESAMPLED",
     "Record",
     "from_arrays",
     "resample_uniform",
@@ -57,6 +62,19 @@ MAX_ABS_VALUE = 1e9
 SPIKE_RATIO = 1e3
 #: Relative spread of the sampling interval tolerated as "uniform".
 UNIFORM_RTOL = 1e-3
+#: Shortest and longest accepted sampling interval (s): 1 GHz down to one
+#: sample in about 12 days. Between them every derived quantity (derivatives
+#: up to the second of a signal of at most ``MAX_ABS_VALUE``, frequencies,
+#: simulation steps) stays many decades inside floating point.
+MIN_DT = 1e-9
+MAX_DT = 1e6
+#: Resampling may make a record at most this many times longer (but always
+#: allows ``_RESAMPLE_FLOOR`` samples), and never longer than ``MAX_RESAMPLED``
+#: samples: a single far-off sample must not make a grid of 1e9 points.
+RESAMPLE_GROWTH = 10
+MAX_RESAMPLED = 10_000_000
+_RESAMPLE_FLOOR = 10_000
+_DT_RTOL = 1e-6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -239,6 +257,7 @@ def _validate(rec: Record) -> None:
             f" {mean_dt:.6g} s ({100 * spread:.2g} % off); resample to a uniform grid"
             " (resample=True, CLI --resample)"
         )
+    _check_interval(float(mean_dt), "the sampling interval of `t`")
     for d in rec.derived:
         if d not in rec.channels:
             raise DataValidationError(f"`derived` names channel `{d}`, which the record does not have")
@@ -341,14 +360,37 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
     -------
     Record
         A validated record with a ``warnings`` entry saying what was done.
+
+    Raises
+    ------
+    DataValidationError
+        Time not strictly increasing; a sampling interval outside
+        [``MIN_DT``, ``MAX_DT``]; or a grid that would hold more than
+        ``RESAMPLE_GROWTH`` times the original samples (at least 10 000) or
+        more than ``MAX_RESAMPLED`` samples. The count is checked before
+        anything is allocated.
     """
     dt_old = np.diff(rec.t)
     if (dt_old <= 0).any():
         raise DataValidationError("cannot resample: time `t` is not strictly increasing")
-    dt = 1.0 / fs if fs is not None else float(np.median(dt_old))
-    if not np.isfinite(dt) or dt <= 0:
-        raise DataValidationError(f"`fs` must be positive, got {fs}")
-    n = int(np.floor((rec.t[-1] - rec.t[0]) / dt + 1e-9)) + 1
+    if fs is not None:
+        try:
+            fs_val = float(fs)
+        except (TypeError, ValueError):
+            raise DataValidationError(f"`fs` must be a positive sampling rate in Hz, got {fs!r}") from None
+        if not (math.isfinite(fs_val) and fs_val > 0):
+            raise DataValidationError(f"`fs` must be a positive sampling rate in Hz, got {fs!r}")
+        dt = 1.0 / fs_val
+        _check_interval(dt, f"`fs` = {fs_val:g} Hz gives a sampling interval that")
+    else:
+        dt = float(np.median(dt_old))
+        _check_interval(dt, "the typical (median) interval of `t`")
+    span = float(rec.t[-1] - rec.t[0])
+    n_float = span / dt + 1.0
+    limit = min(MAX_RESAMPLED, max(RESAMPLE_GROWTH * rec.n, _RESAMPLE_FLOOR))
+    if not n_float <= limit:
+        raise DataValidationError(_resample_refusal(dt_old, dt, n_float, limit, rec.n, fs is not None))
+    n = int(np.floor(span / dt + 1e-9)) + 1
     t_new = rec.t[0] + dt * np.arange(n)
     new = {c: np.interp(t_new, rec.t, getattr(rec, c)) for c in CHANNELS[1:] if getattr(rec, c) is not None}
     note = f"resampled from {rec.n} irregular samples to {n} samples at {1.0 / dt:.6g} Hz (linear interpolation)"
@@ -365,6 +407,45 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
         warnings=(*rec.warnings, note),
         meta=rec.meta,
     )
+
+
+def _seconds(value: float) -> str:
+    """A duration in readable units: ``1 µs``, ``2.5 ms``, ``1000 s``."""
+    mag = abs(value)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        if mag >= scale:
+            return f"{value / scale:.4g} {unit}"
+    return f"{value:.3g} s"
+
+
+def _check_interval(dt: float, what: str) -> None:
+    """Raise unless ``MIN_DT <= dt <= MAX_DT`` (``what`` starts the message)."""
+    if MIN_DT * (1 - _DT_RTOL) <= dt <= MAX_DT * (1 + _DT_RTOL):  # rounding of t = i / fs
+        return
+    side = f"shorter than {MIN_DT:g} s (a 1 GHz sampling rate)" if dt < MIN_DT else f"longer than {MAX_DT:g} s"
+    rate = f"{1.0 / dt:.3g} Hz" if dt > 0 else "no finite rate"
+    raise DataValidationError(
+        f"{what} is {dt:.3g} s ({rate}), {side}: check the time unit or the sampling rate (CLI --fs);"
+        f" accepted intervals are {MIN_DT:g} s to {MAX_DT:g} s"
+    )
+
+
+def _resample_refusal(dt_old: FloatArray, dt: float, n_float: float, limit: int, n_old: int, given: bool) -> str:
+    """Why a resampling grid of ``n_float`` samples is refused, naming the interval that causes it."""
+    need = f"resampling would need {n_float:.3g} samples"
+    cap = (f"at most {limit:,} are allowed for {n_old} samples ({RESAMPLE_GROWTH} times the original count, at"
+           f" least {_RESAMPLE_FLOOR:,}, never more than {MAX_RESAMPLED:,})")
+    if given:
+        return f"cannot resample at {1.0 / dt:.6g} Hz: {need}; {cap}; choose a lower `fs`"
+    big = dt_old > 100.0 * dt
+    if big.any():
+        i = int(np.argmax(dt_old))
+        count = int(big.sum())
+        what = (f"one interval of {_seconds(float(dt_old[i]))}" if count == 1
+                else f"{count} intervals of up to {_seconds(float(dt_old[i]))}")
+        return (f"cannot resample: {what} (after row {i}) among intervals of {_seconds(dt)}: {need}; {cap};"
+                " split the record at the gap or remove the stray sample")
+    return f"cannot resample: intervals of {_seconds(dt)} over {_seconds(float(dt_old.sum()))}: {need}; {cap}"
 
 
 def trim(rec: Record, t_start: float | None = None, t_end: float | None = None) -> Record:
