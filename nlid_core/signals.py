@@ -60,7 +60,7 @@ from scipy.special import gammainccinv
 from ._checks import check_int as _check_int
 from ._checks import check_positive as _check_positive
 from .errors import DataValidationError, ModelSpecError
-from .record import Record
+from .record import MAX_ABS_VALUE, MAX_DT, MIN_DT, Record
 
 __all__ = [
     "DIFFERENTIATORS",
@@ -179,6 +179,11 @@ def _check_dt(dt: float) -> float:
         raise DataValidationError(f"`dt` must be a positive time step in seconds, got {dt!r}") from None
     if not (math.isfinite(val) and val > 0):
         raise DataValidationError(f"`dt` must be a positive finite time step in seconds, got {dt!r}")
+    if not MIN_DT * (1 - 1e-6) <= val <= MAX_DT * (1 + 1e-6):
+        raise DataValidationError(
+            f"`dt` must lie between {MIN_DT:g} s and {MAX_DT:g} s (the sampling intervals a record accepts),"
+            f" got {val:.3g} s"
+        )
     return val
 
 
@@ -229,12 +234,26 @@ class _Spectrum(NamedTuple):
 
 
 class _Band(NamedTuple):
-    """Significant content and noise of a signal, as used for default settings."""
+    """Significant content and noise of a signal, as used for default settings.
+
+    ``var`` and ``noise_std`` are in units of ``scale`` (a power of two near
+    the signal's largest magnitude), so that squares neither underflow for a
+    signal of 1e-200 nor overflow for one of 1e200; only their ratios matter.
+    """
 
     bandwidth: float  # Hz, energy bandwidth
     freq: FloatArray  # (m,) Hz, ascending, bins with significant content
-    var: FloatArray  # (m,) signal variance in those bins, signal unit^2
-    noise_std: float  # white-noise standard deviation per sample, signal unit
+    var: FloatArray  # (m,) signal variance in those bins, (signal unit / scale)^2
+    noise_std: float  # white-noise standard deviation per sample, signal unit / scale
+    scale: float  # signal unit
+
+
+def _unit_scale(y: FloatArray) -> float:
+    """Power of two nearest above ``max|y|`` (1 for an all-zero signal): dividing by it is exact."""
+    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    if not (peak > 0 and math.isfinite(peak)):
+        return 1.0
+    return math.ldexp(1.0, math.frexp(peak)[1])
 
 
 def _welch_capped(y: FloatArray, dt: float) -> _Spectrum:
@@ -301,6 +320,8 @@ def _analyse(arr: FloatArray, dt: float, energy: float = 0.999) -> _Band:
     unresolved low-frequency line stands far above the noise and would pass
     for content.)
     """
+    scale = _unit_scale(arr)
+    arr = arr / scale
     full = _welch_capped(arr, dt)
     freq, var = full.freq, full.signal * full.to_var
     f_bw = _energy_quantile(freq, var, energy, 0.5 / dt)
@@ -323,7 +344,7 @@ def _analyse(arr: FloatArray, dt: float, energy: float = 0.999) -> _Band:
         freq, var = zoom.freq, zoom_var
         f_bw = _energy_quantile(freq, var, energy, 0.5 / (q * dt))
     keep = var > 0
-    return _Band(float(f_bw), freq[keep], var[keep], full.noise_std)
+    return _Band(float(f_bw), freq[keep], var[keep], full.noise_std, scale)
 
 
 def _optimal_cutoff(band: _Band, dt: float, order: int) -> float:
@@ -418,7 +439,7 @@ def _default_cutoff(arr: FloatArray, dt: float, order: int, ratio: float) -> tup
     """Default cut-off (Hz): the larger of ``ratio`` bandwidths and the noise-optimal one; and the noise std."""
     band = _analyse(arr, dt, _BANDWIDTH_ENERGY)
     f_cut = max(ratio * band.bandwidth, _optimal_cutoff(band, dt, order))
-    return min(f_cut, 0.5 / dt), band.noise_std
+    return min(f_cut, 0.5 / dt), band.noise_std * band.scale
 
 
 # ---------------------------------------------------------------------------
@@ -664,7 +685,7 @@ def _sg_apply(y: FloatArray, dt: float, window: int, polyorder: int, deriv: int)
     intercept, slope = _linear_trend(y)
     r = y - (intercept + slope * np.arange(n, dtype=np.float64))
     proj = _sg_projector(window, polyorder)
-    scale = 1.0 / (m * dt) ** deriv
+    step = float(m) * dt  # half-window (s); dividing by it once per order never under- or overflows
     coeffs = _legendre_derivatives(np.zeros(1), polyorder, deriv)[0] @ proj
     out = np.empty(n)
     if window <= _SG_DIRECT_MAX:
@@ -676,7 +697,8 @@ def _sg_apply(y: FloatArray, dt: float, window: int, polyorder: int, deriv: int)
     offsets = np.arange(1, m + 1, dtype=np.float64) / m
     out[:m] = _legendre_derivatives(offsets[::-1] * -1.0, polyorder, deriv) @ (proj @ r[:window])
     out[n - m :] = _legendre_derivatives(offsets, polyorder, deriv) @ (proj @ r[n - window :])
-    out *= scale
+    for _ in range(deriv):
+        out /= step
     if deriv == 1:
         out += slope / dt
     return out
@@ -831,7 +853,8 @@ def spectral_derivative(
         f_cut, noise_std = _default_cutoff(arr, dt, order, SPECTRAL_CUTOFF_RATIO)
     else:
         f_cut = _check_positive("f_cut_hz", f_cut_hz, "cut-off frequency in Hz")
-        noise_std = _welch_capped(arr, dt).noise_std
+        scale = _unit_scale(arr)
+        noise_std = _welch_capped(arr / scale, dt).noise_std * scale
     n = arr.size
     orders = _SPECTRAL_END_ORDERS
     coef = _end_polynomial(
@@ -1107,6 +1130,15 @@ def derive_missing(
             units["a"] = f"{ux}/{ut}^2"
         changes["a"] = a
         added.append("a")
+    for c in added:
+        peak = float(np.max(np.abs(changes[c])))
+        if not peak <= MAX_ABS_VALUE:
+            label = "velocity" if c == "v" else "acceleration"
+            raise DataValidationError(
+                f"the {label} `{c}` derived from the record `{rec.name}` reaches {peak:.3g} {units[c]}, beyond the"
+                f" limit {MAX_ABS_VALUE:g} of any channel (displacement up to {float(np.max(np.abs(rec.x))):.3g}"
+                f" {ux} sampled every {dt:.3g} {ut}): check the displacement and time units"
+            )
     return rec.replace(
         **changes,
         units=units,
