@@ -3,7 +3,10 @@ r"""Estimators: equation error, output error, and the two-stage default.
 Equation error (inverse model)
     Measured (or derived) x, ẋ, ẍ go into the model and the predicted force
     is compared with the measured one, :math:`r = (\Phi\theta - f)/A`, with
-    :math:`A = \max|f|` over all records (force normalisation), optional
+    :math:`A = \max|f|` over all records (force normalisation; the
+    regressors are built from exactly rescaled signals, see
+    :class:`DataScaling`, so that neither a force of 1e-200 N nor a cubic of
+    1e-90 m³ leaves floating point), optional
     per-record weights, an optional low-force mask (|f| below a fraction of
     A carries only noise) and an optional Tikhonov prior
     :math:`\lambda\|D(\theta-\theta_0)\|^2` (D the column norms, so λ is
@@ -40,7 +43,15 @@ from scipy.linalg import solve_triangular
 from scipy.optimize import least_squares, lsq_linear
 
 from .errors import DataValidationError, ModelSpecError
-from .identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, uncertainty_from_jacobian, weak_directions_text
+from .identifiability import (
+    CORR_LIMIT,
+    RSE_LIMIT,
+    Uncertainty,
+    column_norms,
+    rescale_uncertainty,
+    uncertainty_from_jacobian,
+    weak_directions_text,
+)
 from .metrics import ChannelMetrics, channel_metrics
 from .models import TermModel
 from .params import ParameterSet
@@ -67,6 +78,11 @@ __all__ = [
     "equation_error",
     "output_error",
     "identify",
+    "coefficient_scales",
+    "positive_mass",
+    "DataScaling",
+    "data_scaling",
+    "MASS_FLOOR",
     "ProgressFn",
 ]
 
@@ -349,6 +365,216 @@ def _with_derivatives(rec: Record, differentiator: str) -> Record:
     return derive_missing(rec, method=differentiator)
 
 
+#: Largest power of two (about 1e271) by which a coefficient, or the sensitivity of the response to it, may
+#: differ from 1 in the units of the data: beyond it the simulator's products under- or overflow.
+_MAX_SCALE_EXP = 900
+#: Displacement that varies by less than this fraction of its magnitude is constant up to rounding.
+_CONSTANT_RTOL = 1e-13
+
+
+def _exponent(value: float) -> int:
+    """``e`` with ``2**(e - 1) <= value < 2**e`` (``value`` positive and finite): scaling by 2**-e is exact."""
+    return math.frexp(value)[1]
+
+
+def _data_scales(recs: Sequence[Record]) -> tuple[int, int]:
+    """Binary exponents of the largest force and displacement, after checking the data carry information.
+
+    Raises
+    ------
+    DataValidationError
+        The force is zero (or below the normal floating-point range) in
+        every record, or the displacement does not change in any record.
+    """
+    fu, xu = recs[0].unit("f"), recs[0].unit("x")
+    amp = max(float(np.max(np.abs(r.f))) for r in recs)
+    if amp == 0:
+        raise DataValidationError("the force is zero in every record: nothing excites the system")
+    if amp < np.finfo(np.float64).tiny:
+        raise DataValidationError(
+            f"the force is at most {amp:.3g} {fu} in every record, below the floating-point range:"
+            " nothing measurable excites the system (or the force unit is wrong)"
+        )
+    xmax = max(float(np.max(np.abs(r.x))) for r in recs)
+    moving = [float(np.ptp(r.x)) > _CONSTANT_RTOL * float(np.max(np.abs(r.x))) for r in recs]
+    if xmax == 0 or not any(moving):
+        what = "is zero" if xmax == 0 else "is constant"
+        raise DataValidationError(
+            f"the displacement {what} in every record: the data carry no information about the dynamics"
+        )
+    if xmax < np.finfo(np.float64).tiny:
+        raise DataValidationError(
+            f"the displacement is at most {xmax:.3g} {xu} in every record, below the floating-point range:"
+            " check the displacement unit"
+        )
+    return _exponent(amp), _exponent(xmax)
+
+
+def _coefficient_exponents(model: TermModel, e_f: int, e_x: int) -> NDArray[np.int64]:
+    """Per term, ``e`` with coefficient ``θ = θ̃ · 2**e`` for θ̃ the coefficient in data of order one.
+
+    A term whose coefficient has unit ``F · X^-p · s^q`` scales as ``F / X^p``.
+    """
+    from .models import TERMS
+
+    return np.array([e_f - TERMS[n].x_power * e_x for n in model.terms], dtype=np.int64)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataScaling:
+    r"""Exact power-of-two scaling of a model and its data to magnitudes of order one.
+
+    Force is divided by :math:`2^{e_f}` and displacement, velocity and
+    acceleration by :math:`2^{e_x}` (the powers of two just above the largest
+    magnitudes), so regressors such as :math:`x^3` neither underflow for
+    :math:`x \sim 10^{-100}` nor overflow. A coefficient then becomes
+    :math:`\tilde\theta_k = \theta_k\,2^{-e_k}` with
+    :math:`e_k = e_f - p_k e_x` for a coefficient of unit
+    :math:`F\,X^{-p_k}\,s^{q}`; ``v_eps`` and ``gap`` are scaled with the
+    displacement, so every term is homogeneous and the scaled problem has
+    exactly the solution of the original one (powers of two lose nothing).
+
+    Attributes
+    ----------
+    force_exp, x_exp : int
+        :math:`e_f`, :math:`e_x`.
+    exponents : (n_params,) int ndarray
+        :math:`e_k` per model term.
+    model : TermModel
+        The model with its settings in scaled units (for regressors only).
+    """
+
+    force_exp: int
+    x_exp: int
+    exponents: NDArray[np.int64]
+    model: TermModel
+
+    def regressors(self, rec: Record) -> FloatArray:
+        """Regressor matrix of ``rec`` (which must have ``v`` and ``a``) in scaled units."""
+        e = -self.x_exp
+        x, v, a = (np.ldexp(rec.channel(c), e) for c in ("x", "v", "a"))
+        return self.model.regressors(x, v, a)
+
+    def force(self, f: FloatArray) -> FloatArray:
+        """Force in scaled units."""
+        return np.asarray(np.ldexp(f, -self.force_exp), dtype=np.float64)
+
+    def to_scaled(self, theta: FloatArray) -> FloatArray:
+        """Coefficients in scaled units (exact)."""
+        return np.asarray(np.ldexp(theta, -self.exponents), dtype=np.float64)
+
+    def from_scaled(self, theta_s: FloatArray) -> FloatArray:
+        """Coefficients in the data's units (exact; ``inf`` beyond floating point)."""
+        with np.errstate(over="ignore", under="ignore"):
+            return np.asarray(np.ldexp(theta_s, self.exponents), dtype=np.float64)
+
+
+def data_scaling(model: TermModel, records: Sequence[Record] | Record) -> DataScaling:
+    """The :class:`DataScaling` of ``model`` for ``records``.
+
+    Parameters
+    ----------
+    model : TermModel
+    records : Record or sequence of Record
+
+    Returns
+    -------
+    DataScaling
+
+    Raises
+    ------
+    DataValidationError
+        The data carry no information: the force is zero in every record, or
+        the displacement does not change in any record.
+    """
+    recs = _check_records(records)
+    e_f, e_x = _data_scales(recs)
+    s = model.settings
+    big = np.finfo(np.float64).max / 16
+    settings = type(s)(v_eps=min(math.ldexp(s.v_eps, -e_x), big), gap=min(math.ldexp(s.gap, -e_x), big))
+    return DataScaling(force_exp=e_f, x_exp=e_x, exponents=_coefficient_exponents(model, e_f, e_x),
+                       model=TermModel(model.terms, settings))
+
+
+def coefficient_scales(model: TermModel, records: Sequence[Record] | Record) -> dict[str, float]:
+    """Typical magnitude of each coefficient in the units of ``records``.
+
+    A coefficient with unit ``F · X^-p · s^q`` is of order ``F / X^p`` with
+    F and X the largest force and displacement (rounded up to powers of two);
+    scale-free thresholds (a small positive start for a mass on its bound 0,
+    say) are fractions of these.
+
+    Parameters
+    ----------
+    model : TermModel
+    records : Record or sequence of Record
+
+    Returns
+    -------
+    dict
+        Term name -> magnitude (``inf`` or 0 beyond floating point).
+    """
+    mags = data_scaling(model, records).from_scaled(np.ones(model.n_params))
+    return {n: float(v) for n, v in zip(model.terms, mags, strict=True)}
+
+
+#: A mass on its bound 0 is restarted at this fraction of the mass scale (see ``coefficient_scales``).
+MASS_FLOOR = 1e-12
+
+
+def positive_mass(params: ParameterSet, model: TermModel, records: Sequence[Record] | Record) -> ParameterSet:
+    """``params`` with ``m0`` moved off zero (a start at m0 = 0 cannot be simulated), relative to the data's units."""
+    if "m0" not in params.names or params["m0"].value > 0:
+        return params
+    floor = MASS_FLOOR * coefficient_scales(model, records)["m0"]
+    return params.update("m0", value=min(floor, params["m0"].upper))
+
+
+def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record], *, simulate: bool) -> None:
+    """Refuse units in which a free coefficient (or, to simulate, its sensitivity) leaves floating point."""
+    e_f, e_x = _data_scales(recs)
+    exps = _coefficient_exponents(model, e_f, e_x)
+    bad = []
+    for name, e, free in zip(model.terms, exps, params.free_mask, strict=True):
+        if not free:
+            continue
+        worst = max(abs(int(e)), abs(e_x - int(e)) if simulate else 0)
+        if worst > _MAX_SCALE_EXP:
+            bad.append(f"{name} (~1e{int(round(int(e) * math.log10(2))):+d} {params[name].unit})")
+    if bad:
+        amp = max(float(np.max(np.abs(r.f))) for r in recs)
+        xmax = max(float(np.max(np.abs(r.x))) for r in recs)
+        raise DataValidationError(
+            f"with forces up to {amp:.3g} {recs[0].unit('f')} and displacements up to {xmax:.3g}"
+            f" {recs[0].unit('x')} the coefficient(s) {', '.join(bad)} come too close to the limits of"
+            " floating-point numbers (1e-308 to 1e308) to " + ("simulate" if simulate else "estimate")
+            + "; express the force or the displacement in another unit (e.g. --units x=mm)"
+        )
+
+
+def _rms(a: FloatArray) -> float:
+    """Root mean square without under- or overflow (0 for an empty or all-zero array)."""
+    if a.size == 0:
+        return 0.0
+    peak = float(np.max(np.abs(a)))
+    if not (peak > 0 and math.isfinite(peak)):
+        return peak if not math.isfinite(peak) else 0.0
+    return peak * math.sqrt(float(np.mean((a / peak) ** 2)))
+
+
+def _metrics(record: str, channel: str, unit: str, measured: FloatArray, predicted: FloatArray,
+             u: FloatArray | None = None) -> ChannelMetrics:
+    """:func:`channel_metrics` computed on exactly rescaled signals (squares of 1e-200 would underflow)."""
+    peak = float(np.max(np.abs(measured))) if measured.size else 0.0
+    scale = math.ldexp(1.0, _exponent(peak)) if peak > 0 and math.isfinite(peak) else 1.0
+    u_s = None
+    if u is not None:
+        u_peak = float(np.max(np.abs(u))) if u.size else 0.0
+        u_s = u / math.ldexp(1.0, _exponent(u_peak)) if u_peak > 0 and math.isfinite(u_peak) else u
+    m = channel_metrics(record, channel, unit, measured / scale, predicted / scale, u=u_s)
+    return dataclasses.replace(m, rmse=m.rmse * scale)
+
+
 def _flags_and_estimates(
     model: TermModel,
     params: ParameterSet,
@@ -479,43 +705,51 @@ def equation_error(
     if opts.record_weights is not None and len(opts.record_weights) != len(recs):
         raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
     recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
-    amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
-    if amp == 0:
-        raise DataValidationError("the force is zero in every record: nothing excites the system")
     free = params.free_mask
     if not free.any():
         raise ModelSpecError("every parameter is fixed: nothing to estimate")
-    theta_fixed = np.where(free, 0.0, params.values)
+    _check_scales(model, params, recs_d, simulate=False)
+    # Work in data of order one (see DataScaling): products such as x³ neither underflow for x ~ 1e-100 nor
+    # overflow, and the solution is exactly that of the unscaled problem.
+    scaling = data_scaling(model, recs_d)
+    amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
+    theta_fixed = np.where(free, 0.0, scaling.to_scaled(params.values))
     blocks, targets, phis = [], [], []
+    to_amp = math.ldexp(1.0, scaling.force_exp) / amp  # in [1, 2): residuals are (Φθ − f) / max|f|
     for k, r in enumerate(recs_d):
-        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) / amp
+        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) * to_amp
         sel = np.arange(0, r.n, opts.sample_step)
         if opts.force_threshold > 0:
             sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
         if sel.size == 0:
             raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
-        phi_all = model.regressors(r.x, r.v, r.a)  # type: ignore[arg-type]
+        phi_all = scaling.regressors(r)
         phis.append(phi_all)
         phi = phi_all[sel]
         blocks.append(w * phi)
-        targets.append(w * (r.f[sel] - phi @ theta_fixed))
+        targets.append(w * (scaling.force(r.f[sel]) - phi @ theta_fixed))
     A = np.vstack(blocks)[:, free]
     b = np.concatenate(targets)
     if A.shape[0] <= A.shape[1]:
         raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
-    norms = np.linalg.norm(A, axis=0)
+    norms = column_norms(A)
     zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
     if zero_cols:
         raise ModelSpecError(
             f"term(s) {', '.join(zero_cols)} are identically zero on this data (nothing excites them); remove or fix them"
         )
-    lb = params.lower[free] * norms
-    ub = params.upper[free] * norms
+    if not np.all(np.isfinite(norms)) or not np.all(np.isfinite(b)):
+        raise DataValidationError("the regressors overflow on this data: check the units of the displacement")
+    e_free = scaling.exponents[free]
+    with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
+        lb = np.ldexp(params.lower[free], -e_free) * norms
+        ub = np.ldexp(params.upper[free], -e_free) * norms
     As = A / norms
     bb = b
     if opts.prior is not None and opts.prior.lam > 0:
         jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
-        z0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names]) * norms
+        prior0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
+        z0 = np.ldexp(prior0, -e_free) * norms
         sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
         lam = math.sqrt(opts.prior.lam)
         As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
@@ -527,21 +761,30 @@ def equation_error(
     sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
     z = sol.x
     values = params.values.copy()
-    values[free] = z / norms
+    values[free] = np.ldexp(z / norms, e_free)
+    if not np.all(np.isfinite(values)):
+        raise DataValidationError(
+            "the estimated coefficients overflow in these units: express the force or the displacement in"
+            " another unit (e.g. --units x=mm)"
+        )
     fitted = params.with_values(values, clip=True)
+    theta_s = scaling.to_scaled(fitted.values)
     n_data = A.shape[0]
     r_all = As @ z - bb
     dof = max(n_data - A.shape[1], 1)
-    unc = uncertainty_from_jacobian(
-        r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
-        sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
+    unc = rescale_uncertainty(
+        uncertainty_from_jacobian(
+            r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
+            sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
+        ),
+        e_free,
     )
     active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     elapsed = time.perf_counter() - start
     rfits, metrics = [], []
     for r, phi_all in zip(recs_d, phis, strict=True):
-        f_pred = phi_all @ fitted.values
+        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
         rfits.append(
             RecordFit(
                 name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
@@ -549,7 +792,7 @@ def equation_error(
                 simulation_ok=True, simulation_message="equation error: no simulation",
             )
         )
-        metrics.append(channel_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
+        metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
     warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
     ok = bool(sol.success) if hasattr(sol, "success") else True
     return FitResult(
@@ -600,8 +843,8 @@ class _OEProblem:
         self.idx = [np.arange(0, r.n, opts.sample_step) for r in recs]
         self.scale = {}
         for c in self.outputs:
-            ms = np.mean(np.concatenate([np.asarray(r.channel(c)) ** 2 for r in recs]))
-            self.scale[c] = float(np.sqrt(ms)) if ms > 0 else 1.0
+            ms = _rms(np.concatenate([np.asarray(r.channel(c)) for r in recs]))
+            self.scale[c] = ms if ms > 0 else 1.0
         self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
         self.substeps = [1] * self.nrec
         self.nfev = 0
@@ -797,11 +1040,15 @@ def starts_at_rest(rec: Record) -> bool:
     k = int(min(max(0.1 * rec.fs / max(f_bw, 1e-12), 12), 500, rec.n))
     tau = (rec.t[:k] - rec.t[0]) / (rec.t[k - 1] - rec.t[0])
     A = np.vander(tau, 4, increasing=True)
-    coef, *_ = np.linalg.lstsq(A, rec.x[:k], rcond=None)
-    resid = rec.x[:k] - A @ coef
+    peak = float(np.max(np.abs(rec.x)))
+    if peak == 0:
+        return True
+    xs = np.ldexp(rec.x[:k], -_exponent(peak))  # exact rescaling: the squares below never underflow
+    coef, *_ = np.linalg.lstsq(A, xs, rcond=None)
+    resid = xs - A @ coef
     s2 = float(resid @ resid) / max(k - 4, 1)
     cov = s2 * np.linalg.inv(A.T @ A)
-    tiny = 1e-6 * float(np.max(np.abs(rec.x)))
+    tiny = 1e-6 * float(np.max(np.abs(np.ldexp(rec.x, -_exponent(peak)))))
     return bool(abs(coef[0]) <= 3 * math.sqrt(cov[0, 0]) + tiny and abs(coef[1]) <= 3 * math.sqrt(cov[1, 1]) + tiny)
 
 
@@ -878,6 +1125,7 @@ def output_error(
                     f"record `{r.name}`: channel `{c}` was derived, not measured; output error fits measured channels"
                     " only (choose outputs among " + ", ".join(r.measured) + ")"
                 )
+    _check_scales(model, params, recs, simulate=True)
     start = time.perf_counter()
     x0s, est_x0, x0_modes = _initial_states(recs, opts, x0)
     if not params.free_mask.any() and not any(est_x0):
@@ -889,7 +1137,7 @@ def output_error(
     # 10 % of the displacement rms (and rms·2π·fs/50 for velocity) for initial states
     theta_free0 = theta0[params.free_mask].astype(np.float64)
     s_theta = 0.1 * np.abs(theta_free0)
-    xs = max(float(np.sqrt(np.mean(np.concatenate([r.x for r in recs]) ** 2))), 1e-300)
+    xs = max(_rms(np.concatenate([r.x for r in recs])), 1e-300)
     s_x0 = np.zeros(prob.n_x0)
     off_x0 = np.zeros(prob.n_x0)
     for k, pos in prob.x0_pos.items():
@@ -905,8 +1153,9 @@ def output_error(
     # floor each parameter's scale at the change that moves the residual by its current norm, so a parameter
     # starting at (or next to) zero can still move
     jac0 = prob.jacobian(z0)
-    cn_phys = np.linalg.norm(jac0[:, : prob.pf], axis=0) / prob.s_theta
-    r0_norm = float(np.linalg.norm(prob.residual(z0)))
+    cn_phys = column_norms(jac0[:, : prob.pf]) / prob.s_theta
+    r0 = prob.residual(z0)
+    r0_norm = _rms(r0) * math.sqrt(r0.size)
     floor = np.where(cn_phys > 0, r0_norm / np.where(cn_phys > 0, cn_phys, 1.0), 0.0)
     s_new = np.maximum(s_theta, floor)
     s_new = np.where(s_new > 0, s_new, 1.0)
@@ -915,7 +1164,7 @@ def output_error(
         z0 = prob.pack(theta0, x0s)
     if opts.prior is not None and opts.prior.lam > 0:
         jac0 = prob.jacobian(z0)
-        cn = np.linalg.norm(jac0[:, : prob.pf], axis=0)
+        cn = column_norms(jac0[:, : prob.pf])
         jp, _ = _prior_rows(opts.prior, params, cn, theta_free0)
         prob.prior_jp = jp  # rows act on z directly: cn are the scaled columns' norms
         t0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
@@ -993,7 +1242,7 @@ def output_error(
             )
         )
         for c in opts.outputs:
-            metrics.append(channel_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f))
+            metrics.append(_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f))
     warns += [f"{r.name}: {w}" for r in recs for w in r.warnings]
     ok = bool(sol.status > 0)
     msg = f"output error converged ({sol.message.rstrip('.')})" if ok else f"output error did not converge: {sol.message}"
@@ -1121,7 +1370,13 @@ def _gauss_newton_step(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: Flo
     r0 = prob.residual(z0)
     if not np.all(np.isfinite(r0)):
         return z0
-    step, *_ = np.linalg.lstsq(prob.jacobian(z0), -r0, rcond=None)
+    jac = prob.jacobian(z0)
+    if not np.all(np.isfinite(jac)):
+        return z0
+    try:
+        step, *_ = np.linalg.lstsq(jac, -r0, rcond=None)
+    except np.linalg.LinAlgError:  # pragma: no cover - finite matrices converge
+        return z0
     z1 = np.clip(z0 + step, lb, ub)
     r1 = prob.residual(z1)
     if np.all(np.isfinite(r1)) and float(r1 @ r1) < float(r0 @ r0):
@@ -1194,8 +1449,7 @@ def identify(
             ee_s = ee.timing["equation_error_s"]
             stages["equation-error"] = ee.values
             start_params = ee.parameters
-            if start_params["m0"].value <= 0:  # the bounded solve may put the mass on its bound 0
-                start_params = start_params.update("m0", value=min(1e-12, start_params["m0"].upper))
+            start_params = positive_mass(start_params, model, recs)  # the bounded solve may put m0 on its bound 0
         if progress:
             progress("output-error", 0.0, "output error")
         seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress)

@@ -26,6 +26,8 @@ Applications* (1988), ch. 2; scipy ``curve_fit`` (covariance by SVD).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +35,15 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-__all__ = ["Uncertainty", "uncertainty_from_jacobian", "weak_directions_text", "RSE_LIMIT", "CORR_LIMIT"]
+__all__ = [
+    "Uncertainty",
+    "uncertainty_from_jacobian",
+    "column_norms",
+    "rescale_uncertainty",
+    "weak_directions_text",
+    "RSE_LIMIT",
+    "CORR_LIMIT",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -69,6 +79,12 @@ class Uncertainty:
         Residual degrees of freedom.
     sigma : (g,) ndarray
         Estimated residual rms per group.
+    scaled_covariance : (n, n) ndarray or None
+        Covariance of the coefficients of the unit-norm columns
+        (``covariance`` divided by the outer product of the inverse column
+        norms); its diagonal is the variance inflation factor times σ².
+    column_norms : (n,) ndarray or None
+        Norms of the Jacobian's columns (0 for a column that is zero).
     """
 
     names: tuple[str, ...]
@@ -82,6 +98,37 @@ class Uncertainty:
     directions: FloatArray
     dof: int
     sigma: FloatArray
+    scaled_covariance: FloatArray | None = None
+    column_norms: FloatArray | None = None
+
+
+def column_norms(a: FloatArray) -> FloatArray:
+    """Euclidean norm of each column of ``a`` without under- or overflow.
+
+    Each column is divided by its largest magnitude before squaring, so the
+    norm of a column of 1e-200 (whose squares underflow to 0) or of 1e200
+    (whose squares overflow) is still exact to rounding. Non-finite columns
+    give ``nan``.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape[0] == 0:
+        return np.zeros(a.shape[1])
+    with np.errstate(invalid="ignore"):
+        peak = np.max(np.abs(a), axis=0)
+    ok = np.isfinite(peak) & (peak > 0)
+    safe = np.where(ok, peak, 1.0)
+    out = np.where(ok, safe * np.sqrt(np.sum((a / safe) ** 2, axis=0)), 0.0)
+    return np.where(np.isfinite(peak), out, np.nan)
+
+
+def _rms(r: FloatArray) -> float:
+    """Root mean square of ``r`` without under- or overflow (0 for an empty array)."""
+    if r.size == 0:
+        return 0.0
+    peak = float(np.max(np.abs(r)))
+    if not (peak > 0 and math.isfinite(peak)):
+        return peak if not math.isfinite(peak) else 0.0
+    return peak * math.sqrt(float(np.mean((r / peak) ** 2)))
 
 
 def uncertainty_from_jacobian(
@@ -119,53 +166,86 @@ def uncertainty_from_jacobian(
         Known residual variance and degrees of freedom (one noise group);
         then ``jac`` may be any factor with the same ``JᵀJ`` (e.g. the R of a
         QR decomposition) and ``residual`` is not used.
+
+    Returns
+    -------
+    Uncertainty
+        Every quantity is computed in the column-scaled problem and only
+        mapped to physical units at the end, so columns of 1e-200 or 1e200
+        (a force recorded in odd units) give the same relative standard
+        errors and correlations as well-scaled ones. A covariance entry that
+        cannot be represented in floating point (a variance of 1e-400) is 0
+        or inf; ``stderr`` stays exact. A Jacobian with non-finite entries
+        (or one the SVD cannot decompose) gives rank 0 and infinite standard
+        errors instead of an exception.
     """
     jac = np.asarray(jac, dtype=np.float64)
     r = np.asarray(residual, dtype=np.float64)
     m, n = jac.shape
     m_data = m - extra_rows
-    norms = np.linalg.norm(jac, axis=0)
+    norms = column_norms(jac)
+    if not (np.all(np.isfinite(norms)) and np.all(np.isfinite(r[:m_data]))):
+        return _undetermined(names, n, max(m_data - n, 1) if dof is None else int(dof), confidence)
     safe = np.where(norms > 0, norms, 1.0)
     js = jac / safe
-    _, s, vt = np.linalg.svd(js, full_matrices=False)
-    smax = s[0] if s.size else 0.0
+    try:
+        _, s, vt = np.linalg.svd(js, full_matrices=False)
+    except np.linalg.LinAlgError:  # pragma: no cover - unit columns of finite numbers converge
+        return _undetermined(names, n, max(m_data - n, 1) if dof is None else int(dof), confidence)
+    smax = float(s[0]) if s.size else 0.0
     keep = s > rank_rtol * smax if smax > 0 else np.zeros_like(s, dtype=bool)
     rank = int(keep.sum())
     v = vt.T
     inv_s2 = np.where(keep, 1.0 / np.where(keep, s, 1.0) ** 2, 0.0)
+    pinv_s = (v * inv_s2) @ v.T  # (Js^T Js)^+ of the unit-norm columns
     dinv = np.where(norms > 0, 1.0 / safe, 0.0)
-    pinv = (dinv[:, None] * v) @ np.diag(inv_s2) @ (v.T * dinv[None, :])
     if sigma2 is not None:
         dof_known = int(dof) if dof is not None else max(m_data - n, 1)
-        return _finish(names, jac, pinv, float(sigma2) * pinv, v, s, keep, norms, smax, rank, dof_known,
-                       np.array([np.sqrt(sigma2)]), confidence)
+        sig_known = math.sqrt(float(sigma2))
+        return _finish(names, pinv_s, sig_known, dinv, v, s, keep, norms, smax, rank, dof_known,
+                       np.array([sig_known]), confidence)
     dof = max(m_data - n, 1)
     g = np.zeros(m_data, dtype=np.int64) if groups is None else np.asarray(groups[:m_data], dtype=np.int64)
     ng = int(g.max()) + 1 if g.size else 1
-    sig2 = np.zeros(ng)
+    rd = r[:m_data]
+    sig_g = np.zeros(ng)
     for k in range(ng):
         sel = g == k
-        cnt = int(sel.sum())
-        if cnt:
-            sig2[k] = float(np.sum(r[:m_data][sel] ** 2)) / cnt * m_data / dof
+        if sel.any():
+            sig_g[k] = _rms(rd[sel]) * math.sqrt(m_data / dof)
+    ref = float(sig_g.max()) if sig_g.size and sig_g.max() > 0 else 1.0
+    rel2 = (sig_g / ref) ** 2
     if ng == 1:
-        cov = sig2[0] * pinv
+        cov_s = rel2[0] * pinv_s
     else:
-        jd = jac[:m_data]
-        meat = (jd * sig2[g][:, None]).T @ jd
+        jd = js[:m_data]
+        meat = (jd * rel2[g][:, None]).T @ jd
         if extra_rows:
             # prior rows count as information at the mean noise level
-            jp = jac[m_data:]
-            meat = meat + float(np.mean(sig2)) * (jp.T @ jp)
-        cov = pinv @ meat @ pinv
-    return _finish(names, jac, pinv, cov, v, s, keep, norms, smax, rank, dof, np.sqrt(sig2), confidence)
+            jp = js[m_data:]
+            meat = meat + float(np.mean(rel2)) * (jp.T @ jp)
+        cov_s = pinv_s @ meat @ pinv_s
+    return _finish(names, cov_s, ref, dinv, v, s, keep, norms, smax, rank, dof, sig_g, confidence)
+
+
+def _undetermined(names: Sequence[str], n: int, dof: int, confidence: float) -> Uncertainty:
+    """Nothing is determined: a Jacobian that is not finite."""
+    inf = np.full(n, np.inf)
+    nan = np.full((n, n), np.nan)
+    corr = nan.copy()
+    np.fill_diagonal(corr, 1.0)
+    return Uncertainty(
+        names=tuple(names), covariance=nan, stderr=inf, correlation=corr, ci_halfwidth=inf.copy(),
+        singular_values=np.zeros(n), condition_number=math.inf, rank=0, directions=np.eye(n), dof=dof,
+        sigma=np.array([np.nan]),
+    )
 
 
 def _finish(
     names: Sequence[str],
-    jac: FloatArray,
-    pinv: FloatArray,
-    cov: FloatArray,
+    cov_s: FloatArray,
+    sigma_ref: float,
+    dinv: FloatArray,
     v: FloatArray,
     s: FloatArray,
     keep: NDArray[np.bool_],
@@ -176,18 +256,28 @@ def _finish(
     sigma: FloatArray,
     confidence: float,
 ) -> Uncertainty:
-    n = jac.shape[1]
-    var = np.diag(cov).copy()
+    """Standard errors, correlations and the physical covariance ``C = (σ D) C_s (σ D)``.
+
+    ``cov_s`` is the covariance of the unit-norm columns in units of
+    ``sigma_ref²``; standard errors are ``sigma_ref · dinv · sqrt(diag C_s)``
+    (a product of representable factors), correlations come from ``C_s``.
+    """
+    n = cov_s.shape[0]
+    var_s = np.diag(cov_s).copy()
     # directions outside the numerical range have unbounded variance
     null = v[:, ~keep]
     undetermined = np.zeros(n, dtype=bool)
     if null.size:
         undetermined = np.any(np.abs(null) > 1e-3, axis=1)
-    var[undetermined] = np.inf
-    var[norms == 0] = np.inf
-    se = np.sqrt(np.maximum(var, 0.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+    var_s[undetermined] = np.inf
+    var_s[norms == 0] = np.inf
+    unit = sigma_ref * dinv
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        se = np.where(np.isinf(var_s), np.inf, unit * np.sqrt(np.maximum(var_s, 0.0)))
+        d = np.sqrt(np.maximum(np.diag(cov_s), 0.0))
+        corr = cov_s / np.outer(d, d)
+        cov = np.outer(unit, unit) * cov_s
+        cov_scaled = sigma_ref**2 * cov_s
     corr[~np.isfinite(corr)] = np.nan
     np.fill_diagonal(corr, 1.0)
     tq = float(special.stdtrit(dof, 0.5 + confidence / 2))  # Student-t quantile (the ufunc is cheap)
@@ -204,7 +294,28 @@ def _finish(
         directions=v,
         dof=dof,
         sigma=sigma,
+        scaled_covariance=cov_scaled,
+        column_norms=norms,
     )
+
+
+def rescale_uncertainty(unc: Uncertainty, exponents: NDArray[np.int64]) -> Uncertainty:
+    """The same uncertainty for parameters ``p_j = q_j · 2**exponents[j]``.
+
+    Correlations, singular values and directions do not change; standard
+    errors and intervals scale with ``2**e_j`` and the covariance with
+    ``2**(e_i + e_j)`` (exact; an entry outside floating point becomes 0 or
+    inf). Columns beyond ``len(exponents)`` (initial states) are unchanged.
+    """
+    n = len(unc.names)
+    e = np.zeros(n, dtype=np.int64)
+    e[: len(exponents)] = np.asarray(exponents, dtype=np.int64)
+    with np.errstate(over="ignore", under="ignore"):
+        cov = np.ldexp(unc.covariance, e[:, None] + e[None, :])
+        stderr = np.ldexp(unc.stderr, e)
+        half = np.ldexp(unc.ci_halfwidth, e)
+        norms = None if unc.column_norms is None else np.ldexp(unc.column_norms, -e)
+    return dataclasses.replace(unc, covariance=cov, stderr=stderr, ci_halfwidth=half, column_norms=norms)
 
 
 def weak_directions_text(unc: Uncertainty, *, count: int = 2, threshold: float = 0.25) -> tuple[str, ...]:

@@ -50,9 +50,20 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from .errors import DataValidationError, ModelSpecError
-from .estimate import FitOptions, FitResult, Prior, equation_error, identify, output_error
+from .estimate import (
+    MASS_FLOOR,
+    FitOptions,
+    FitResult,
+    Prior,
+    coefficient_scales,
+    data_scaling,
+    equation_error,
+    identify,
+    output_error,
+    positive_mass,
+)
 from .examples import chirp_force
-from .identifiability import Uncertainty, uncertainty_from_jacobian, weak_directions_text
+from .identifiability import Uncertainty, column_norms, uncertainty_from_jacobian, weak_directions_text
 from .models import TermModel, parse_terms
 from .params import ParameterSet
 from .record import Record, from_arrays
@@ -375,8 +386,8 @@ def sensitivity_study(
     for k, (r, sim) in enumerate(zip(recs, sims, strict=True)):
         for c in opts.outputs:
             res = (sim.output(c) - r.channel(c))[sels[k]]
-            s2 = float(np.mean(res**2)) * dof_corr
-            sigma[(k, c)] = math.sqrt(s2) if s2 > 0 else 1.0
+            sd = float(column_norms(res[:, None])[0]) * math.sqrt(dof_corr / max(res.size, 1))
+            sigma[(k, c)] = sd if sd > 0 else 1.0
     # weighted sensitivity matrix J (rows: record × channel × sample), columns: free θ then initial states
     blocks = []
     x0_col = len(names)
@@ -396,18 +407,24 @@ def sensitivity_study(
             x0_col += 2
     jac = np.vstack(blocks)
     unc = uncertainty_from_jacobian(jac, np.zeros(jac.shape[0]), columns, sigma2=1.0, dof=max(m_rows - q, 1))
-    fisher = jac.T @ jac
-    diag = np.diag(fisher)
-    dsc = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0)), 0.0)
-    scaled_fisher = dsc[:, None] * fisher * dsc[None, :]
+    # the physical Fisher matrix may leave floating point when the units are extreme (a force of 1e-200 N);
+    # everything derived from it is computed from the column-scaled Jacobian instead
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        fisher = jac.T @ jac
+    norms = column_norms(jac)
+    js = jac / np.where(norms > 0, norms, 1.0)
+    scaled_fisher = js.T @ js
     eigenvalues = unc.singular_values**2
     p = len(names)
     stderr = unc.stderr[:p].copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(abs_theta > 0, stderr / np.where(abs_theta > 0, abs_theta, 1.0), np.inf)
-        info = values**2 * diag[:p]
+        amount = abs_theta * norms[:p]  # |θ|·‖∂r/∂θ‖: the information about ln θ is its square
+        top = float(np.max(amount)) if amount.size else 0.0
+        info = (amount / top) ** 2 if top > 0 and math.isfinite(top) else np.zeros(p)
         share = info / info.sum() if info.sum() > 0 else np.zeros(p)
-        vif = np.diag(unc.covariance)[:p] * diag[:p]
+        scov = unc.scaled_covariance if unc.scaled_covariance is not None else np.full((q, q), np.nan)
+        vif = np.where(norms[:p] > 0, np.diag(scov)[:p], 0.0)
     # energy per time window and per frequency band of the σ-weighted scaled sensitivities
     window_edges = np.linspace(0.0, 1.0, n_windows + 1)
     window_energy = np.zeros((p, len(recs) * n_windows))
@@ -752,7 +769,8 @@ def multistart(
             starts[s, j] = min(max(val, lo[i]), hi[i])
     if "m0" in names:  # a start exactly at m0 = 0 cannot be simulated
         j = names.index("m0")
-        starts[:, j] = np.maximum(starts[:, j], min(1e-12, hi[fidx[j]]))
+        floor = MASS_FLOOR * coefficient_scales(mdl, recs)["m0"]
+        starts[:, j] = np.maximum(starts[:, j], min(floor, hi[fidx[j]]))
     if opts.substeps is None:
         nsub = 1
         for s in range(n_starts):
@@ -790,7 +808,9 @@ def multistart(
     sel = ends[at_best]
     mean = sel.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        spread = np.where(mean != 0, sel.std(axis=0) / np.abs(mean), np.where(sel.std(axis=0) == 0, 0.0, np.inf))
+        # relative to the mean before squaring: end points of 1e-200 would underflow in a plain std
+        rel_std = (sel / np.where(mean != 0, np.abs(mean), 1.0)).std(axis=0)
+        spread = np.where(mean != 0, rel_std, np.where(np.ptp(sel, axis=0) == 0, 0.0, np.inf))
     n_at = int(at_best.sum())
     msg = (f"{n_at} of {n_starts} starts reached the best cost {best_cost:.6g} (within {cost_rtol:g} relative);"
            f" {int((~run_ok).sum())} failed; largest spread {float(np.max(spread)):.2g}"
@@ -1113,26 +1133,34 @@ def _lcurve_curvature(lams: FloatArray, rho: FloatArray, eta: FloatArray) -> Flo
 
 def _ee_norms(recs: Sequence[Record], model: TermModel, params: ParameterSet, opts: FitOptions,
               theta: FloatArray, theta0: Mapping[str, float]) -> tuple[float, float]:
-    """Data residual norm and ‖D(θ − θ0)‖ of an equation-error estimate (as the estimator weighs them)."""
+    """Data residual norm and ‖D(θ − θ0)‖ of an equation-error estimate (as the estimator weighs them).
+
+    Computed on the estimator's exactly rescaled regressors (:class:`~nlid_core.estimate.DataScaling`),
+    so neither norm under- or overflows whatever the units.
+    """
     from .signals import derive_missing
 
     recs_d = [r if (r.v is not None and r.a is not None) else derive_missing(r, method=opts.differentiator)
               for r in recs]
+    scaling = data_scaling(model, recs_d)
+    theta_s = scaling.to_scaled(np.asarray(theta, dtype=np.float64))
+    theta0_s = scaling.to_scaled(np.array([float(theta0.get(n, 0.0)) for n in model.param_names]))
     amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
-    res2 = 0.0
-    col2 = np.zeros(model.n_params)
+    to_amp = math.ldexp(1.0, scaling.force_exp) / amp  # residuals are (Φθ − f) / max|f|, as in the estimator
+    res_parts, phi_parts = [], []
     for k, r in enumerate(recs_d):
-        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) / amp
+        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) * to_amp
         sel = np.arange(0, r.n, opts.sample_step)
         if opts.force_threshold > 0:
             sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
-        phi = model.regressors(r.x[sel], r.v[sel], r.a[sel]) * w  # type: ignore[index]
-        res = phi @ theta - w * r.f[sel]
-        res2 += float(res @ res)
-        col2 += np.sum(phi**2, axis=0)
-    dev = [math.sqrt(col2[i]) * (theta[i] - float(theta0[n]))
+        phi = scaling.regressors(r)[sel] * w
+        res_parts.append(phi @ theta_s - w * scaling.force(r.f[sel]))
+        phi_parts.append(phi)
+    res = np.concatenate(res_parts)
+    col = column_norms(np.vstack(phi_parts))
+    dev = [col[i] * (theta_s[i] - theta0_s[i])
            for i, n in enumerate(model.param_names) if n in theta0 and params[n].vary]
-    return math.sqrt(res2), float(np.linalg.norm(dev))
+    return float(column_norms(res[:, None])[0]), float(column_norms(np.asarray(dev, dtype=np.float64)[:, None])[0])
 
 
 def regularisation_path(
@@ -1210,9 +1238,7 @@ def regularisation_path(
     oe_est = oe_se = oe_rho = oe_eta = None
     if with_output_error:
         mdl.require_simulable()
-        start = ee_fits[0].parameters
-        if start["m0"].value <= 0:
-            start = start.update("m0", value=min(1e-12, start["m0"].upper))
+        start = positive_mass(ee_fits[0].parameters, mdl, recs)
         oe_est, oe_se = np.full((L, p), np.nan), np.full((L, p), np.nan)
         oe_rho, oe_eta = np.full(L, np.nan), np.full(L, np.nan)
         for i, lam in enumerate(lams):

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataValidationError, ModelSpecError
-from .estimate import FitOptions, FitResult, output_error
-from .metrics import ChannelMetrics, channel_metrics
+from .estimate import FitOptions, FitResult, _metrics, output_error
+from .metrics import ChannelMetrics
 from .models import TermModel
 from .params import ParameterSet
 from .record import MIN_SAMPLES, Record
@@ -168,7 +168,7 @@ def validate(
                                 record=record.name, t=record.t, measured=measured, predicted=predicted,
                                 metrics=(), n_init=n_init, x0=x0, init=init, units=units)
     sl = slice(n_init, None)
-    metrics = tuple(channel_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl],
+    metrics = tuple(_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl],
                                     u=record.f[sl])
                     for c in outs)
     return ValidationResult(success=True, message="validation simulation completed", record=record.name,
