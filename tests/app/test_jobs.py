@@ -1,0 +1,217 @@
+"""Jobs in worker processes (app_support.jobs): results, progress, cancel, crashes, limits, the Identify page."""
+
+from __future__ import annotations
+
+import math
+import os
+import resource
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+from streamlit.testing.v1 import AppTest
+
+from app_support import jobs, state
+from nlid_core.errors import ModelSpecError
+from nlid_core.estimate import identify
+
+REPO = Path(__file__).resolve().parents[2]
+TERMS = "m0,m1,c1,c2,k1,k3"
+
+
+@pytest.fixture(autouse=True)
+def _process_workers(monkeypatch):
+    """Every test here exercises real worker processes unless it says otherwise."""
+    monkeypatch.delenv(jobs.INLINE_ENV, raising=False)
+    monkeypatch.delenv(jobs.MEMORY_ENV, raising=False)
+
+
+def gone(pid: int, within_s: float = 2.0) -> bool:
+    """True once process ``pid`` no longer exists (checked for up to ``within_s``)."""
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def finish(job: jobs.Job, timeout_s: float = 60.0) -> list[jobs.Progress]:
+    updates: list[jobs.Progress] = []
+    end = time.monotonic() + timeout_s
+    while not job.done and time.monotonic() < end:
+        updates += job.wait(jobs.POLL_S)
+    assert job.done
+    return updates
+
+
+def test_identify_in_a_worker_gives_the_in_process_result(seed_record):
+    job = jobs.Job(identify, (seed_record, TERMS), progress_arg="progress").start()
+    updates = finish(job)
+    assert job.pid is not None and job.pid != os.getpid()
+    fit = job.result()
+    direct = identify(seed_record, TERMS)
+    assert fit.success and direct.success
+    assert list(fit.values) == list(direct.values)
+    np.testing.assert_allclose([fit.values[n] for n in fit.values], [direct.values[n] for n in direct.values],
+                               rtol=1e-9)
+    assert fit.equation() == direct.equation()
+    stages = [u.stage for u in updates]
+    assert stages[0] == "equation-error" and stages[-1] == "done"
+    assert all(0.0 <= u.fraction <= 1.0 for u in updates)
+    assert gone(job.pid)
+
+
+def test_start_up_is_small_after_the_first_job():
+    first = jobs.Job(jobs._sleep_for_tests, (0.0,)).start()
+    finish(first)
+    assert first.result() == first.pid
+    second = jobs.Job(jobs._sleep_for_tests, (0.0,)).start()
+    finish(second)
+    # measured ~0.01-0.03 s here; generous for a loaded shared machine
+    assert second.startup_s is not None and second.startup_s < 1.0
+
+
+def test_workers_are_limited_niced_and_single_threaded(monkeypatch):
+    monkeypatch.setenv(jobs.MEMORY_ENV, "3000")
+    assert jobs.run_job(resource.getrlimit, (resource.RLIMIT_AS,)) == (3000 * 2**20, 3000 * 2**20)
+    cpu_soft, _ = jobs.run_job(resource.getrlimit, (resource.RLIMIT_CPU,))
+    assert cpu_soft == jobs.DEFAULT_CPU_S
+    assert jobs.run_job(os.nice, (0,)) >= os.nice(0) + jobs.NICE
+    assert jobs.run_job(os.getenv, ("OPENBLAS_NUM_THREADS",)) == "1"
+
+
+def test_nlid_errors_come_back_as_the_same_type_and_message(seed_record):
+    with pytest.raises(ModelSpecError) as direct:
+        identify(seed_record, "m0,zz")
+    with pytest.raises(ModelSpecError) as remote:
+        jobs.run_job(identify, (seed_record, "m0,zz"))
+    assert str(remote.value) == str(direct.value)
+
+
+def test_other_errors_become_one_generic_line():
+    with pytest.raises(jobs.JobError, match=r"failed unexpectedly \(ValueError in sqrt\)") as err:
+        jobs.run_job(math.sqrt, (-1.0,))
+    assert "\n" not in str(err.value) and "domain" not in str(err.value)
+
+
+def test_what_cannot_run_in_a_worker_is_refused_before_starting(seed_record):
+    with pytest.raises(jobs.JobError, match="not a top-level function"):
+        jobs.Job(lambda: 0)
+    with pytest.raises(jobs.JobError, match="cannot be sent to a worker"):
+        jobs.Job(identify, (seed_record, TERMS), {"progress": lambda *a: None})
+
+
+def test_cancel_kills_the_worker_promptly():
+    job = jobs.Job(jobs._sleep_for_tests, (30.0,), progress_arg="progress").start()
+    end = time.monotonic() + 30
+    while not job.wait(jobs.POLL_S) and time.monotonic() < end:
+        pass  # until the function is running (first progress message)
+    assert job.alive
+    t0 = time.monotonic()
+    job.cancel()
+    assert gone(job.pid) and time.monotonic() - t0 < 2.0
+    with pytest.raises(jobs.JobCancelled):
+        job.result()
+
+
+def test_streamlit_stopping_the_script_kills_the_worker():
+    """A rerun/stop request surfaces as an exception out of a tick (an st.* call): the worker must die."""
+    seen: list[jobs.Job] = []
+
+    def tick(job: jobs.Job) -> None:
+        seen.append(job)
+        if job.startup_s is not None:
+            raise StopException()
+
+    busy_before = jobs._slots().busy
+    with pytest.raises(StopException):
+        jobs.run_job(jobs._sleep_for_tests, (30.0,), progress_arg="progress", on_tick=tick)
+    assert gone(seen[-1].pid)
+    assert jobs._slots().busy == busy_before  # the worker slot is free again
+
+
+def test_a_segfault_in_the_worker_is_reported_and_the_server_is_fine():
+    with pytest.raises(jobs.JobError, match=r"the computation's worker process crashed \(signal SIGSEGV\)"):
+        jobs.run_job(jobs._crash_for_tests)
+    assert jobs.run_job(jobs._sleep_for_tests, (0.0,)) != os.getpid()
+
+
+def test_a_worker_over_its_memory_limit_gets_the_memory_message(monkeypatch):
+    monkeypatch.setenv(jobs.MEMORY_ENV, "1500")
+    with pytest.raises(jobs.JobError) as err:
+        jobs.run_job(jobs._allocate_for_tests, (3000,))
+    assert str(err.value) == "the computation ran out of its memory limit of 1500 MB (NLID_JOB_MEMORY_MB)"
+    assert jobs.run_job(jobs._allocate_for_tests, (10,)) == 10 * 2**20
+
+
+def test_a_bad_limit_setting_is_reported(monkeypatch):
+    monkeypatch.setenv(jobs.MEMORY_ENV, "lots")
+    with pytest.raises(jobs.JobError, match="NLID_JOB_MEMORY_MB must be a positive integer"):
+        jobs.run_job(jobs._sleep_for_tests, (0.0,))
+
+
+def test_jobs_wait_for_a_free_worker(monkeypatch):
+    monkeypatch.setattr(jobs, "_SLOTS", jobs._Slots(1))
+    holder = threading.Thread(target=jobs.run_job, args=(jobs._sleep_for_tests, (1.0,)))
+    holder.start()
+    try:
+        end = time.monotonic() + 10
+        while jobs._slots().busy == 0 and time.monotonic() < end:
+            time.sleep(0.01)
+        waits: list[tuple[float, int, int]] = []
+        pid = jobs.run_job(jobs._sleep_for_tests, (0.0,), on_wait=lambda *w: waits.append(w))
+    finally:
+        holder.join(30)
+    assert waits and waits[0][1:] == (1, 1)
+    assert pid != os.getpid() and jobs._slots().busy == 0
+
+
+def test_inline_mode_runs_in_this_process(monkeypatch):
+    monkeypatch.setenv(jobs.INLINE_ENV, "1")
+    updates: list[jobs.Progress] = []
+    pid = jobs.run_job(jobs._sleep_for_tests, (0.1,), progress_arg="progress", on_progress=updates.append)
+    assert pid == os.getpid()
+    assert updates and updates[0].stage == "sleeping"
+
+
+def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monkeypatch):
+    pids: list[int] = []
+    start = jobs.Job.start
+
+    def recording_start(self: jobs.Job) -> jobs.Job:
+        start(self)
+        pids.append(self.pid)
+        return self
+
+    monkeypatch.setattr(jobs.Job, "start", recording_start)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
+    at.button(key="load_example").click().run()
+    at.switch_page("pages/identify.py").run()
+    at.button(key="run_identification").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert pids and pids[-1] != os.getpid()
+    runs = at.session_state[state.RUNS]
+    assert len(runs) == 1 and runs[0].result.success
+    assert at.dataframe[0].value["parameter"].tolist() == TERMS.split(",")
+
+    # The user stops the next run (Streamlit raises out of the wait loop's next check): worker killed, notice shown.
+    monkeypatch.setattr(jobs, "_yield_check", lambda: _raise_stop)
+    at.button(key="run_identification").click().run()
+    monkeypatch.undo()
+    assert len(pids) == 2 and gone(pids[-1])
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    notices = [i.value.replace("\\", "") for i in at.info]  # shown escaped
+    assert "Run cancelled (identification); earlier results are kept." in notices
+    assert len(at.session_state[state.RUNS]) == 1
+    assert at.dataframe[0].value["parameter"].tolist() == TERMS.split(",")
+
+
+def _raise_stop() -> None:
+    raise StopException()
