@@ -4,7 +4,8 @@ import time
 
 import streamlit as st
 
-from app_support import state, tables
+from app_support import jobs, state, tables
+from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
@@ -17,27 +18,20 @@ missing = [n for n in cfg.fit_records if n not in recs]
 st.markdown(
     f"**Model:** `{cfg.model.equation()}`  \n**Method:** {cfg.options.method}, output channels "
     f"{', '.join(cfg.options.outputs)}, input {cfg.options.input_hold}, initial state {cfg.options.initial_state}"
-    f"  \n**Records:** {', '.join(cfg.fit_records)}"
+    f"  \n**Records:** {', '.join(esc(n) for n in cfg.fit_records)}"
 )
 
 if st.button("Run identification", key="run_identification", type="primary", disabled=bool(missing)):
-    bar = st.progress(0.0, text="starting")
-
-    def progress(stage: str, fraction: float, message: str) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{stage}: {message}")
-
     start = time.perf_counter()
     try:
-        result = identify([recs[n] for n in cfg.fit_records], cfg.model, params=cfg.params, options=cfg.options,
-                          progress=progress)
-    except NlidError as exc:
-        bar.empty()
-        st.error(f"The identification could not run: {exc}")
+        result = jobs.run("identification", identify, ([recs[n] for n in cfg.fit_records], cfg.model),
+                          {"params": cfg.params, "options": cfg.options}, key="identification", progress_arg="progress")
+    except (NlidError, jobs.JobError) as exc:
+        st.error(f"The identification could not run: {esc(exc)}. Earlier results are kept.")
     else:
-        bar.empty()
         run = state.add_run(cfg, result, time.perf_counter() - start)
         if not result.success:
-            st.error(f"Run #{run.id} failed: {result.message}. Earlier results are kept; change the start values"
+            st.error(f"Run #{run.id} failed: {esc(result.message)}. Earlier results are kept; change the start values"
                      " or the model and try again.")
             earlier = [r for r in state.runs() if r.result.success]
             if earlier:
@@ -52,25 +46,27 @@ fit = run.result
 with st.container(key="results", border=True):
     st.subheader(f"Run #{run.id}: {'converged' if fit.success else 'FAILED'} ({run.elapsed_s:.2f} s)")
     if not fit.success:
-        st.error(fit.message)
+        st.error(esc(fit.message))
     st.markdown("**Identified equation** (value ± standard error):")
     st.code(fit.equation(), language=None, wrap_lines=True)
     tables.show(tables.parameter_table(fit), key="param_table", fmt="%.6g")
     for e in fit.estimates:
         if e.vary and e.flags:
-            st.warning(f"**{e.name}**: " + "; ".join(e.notes))
+            st.warning(f"**{esc(e.name)}**: " + "; ".join(esc(n) for n in e.notes))
     if fit.uncertainty is not None:
         st.caption(f"Scaled condition number {fit.uncertainty.condition_number:.3g}, rank {fit.uncertainty.rank}"
                    f" of {len(fit.uncertainty.names)}.")
     for w in fit.weak_directions:
-        st.caption(f"Weak direction: {w}")
+        st.caption(f"Weak direction: {esc(w)}")
     for w in fit.warnings:
-        st.info(w)
+        st.info(esc(w))
     if fit.metrics:
         tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")
+    if not run.detailed:
+        st.caption(state.DROPPED)
     if fit.records:
         channel = fit.records[0].fitted_channels[0]
         right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel), key="fit_fig")
