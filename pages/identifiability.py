@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import state
+from app_support import jobs, state
+from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.studies import (
@@ -28,23 +29,26 @@ fit_recs = [recs[n] for n in run.config.fit_records if n in recs]
 if len(fit_recs) != len(run.config.fit_records):
     st.warning("A record of this run was removed; the studies need the records the run was fitted on.")
     st.stop()
-st.markdown(f"Run **#{run.id}**: `{fit.equation(with_errors=False)}`")
+st.markdown(f"Run **#{run.id}** on {esc(', '.join(run.config.fit_records))}: `{fit.equation(with_errors=False)}`")
 CACHE = "nlid_studies"  # dict[(run id, study, settings), result]
 cache = st.session_state.setdefault(CACHE, {})
 
 key = (run.id, "sensitivity")
 if key not in cache:
-    with st.spinner("sensitivities..."):
-        cache[key] = sensitivity_study(fit, fit_recs)
+    try:
+        cache[key] = jobs.run("sensitivity study", sensitivity_study, (fit, fit_recs), key="sensitivity")
+    except (NlidError, jobs.JobError) as exc:
+        st.error(f"The sensitivity study could not run: {esc(exc)}")
+        st.stop()
 study = cache[key]
 with st.container(key="identifiability_summary", border=True):
     if not study.success:
-        st.error(study.message)
+        st.error(esc(study.message))
     else:
         st.subheader(f"Weakest parameter: {study.weakest_parameter}")
-        st.markdown(study.reason)
+        st.markdown(esc(study.reason))
         for w in study.weak_directions:
-            st.markdown(f"- weak direction: {w}")
+            st.markdown(f"- weak direction: {esc(w)}")
         st.caption(f"Scaled condition number {study.condition_number:.3g}.")
         st.dataframe(pd.DataFrame({"parameter": list(study.names), "value": study.values,
                                    "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
@@ -60,11 +64,12 @@ with tab_profile:
     name = st.selectbox("Parameter", free, key="profile_param")
     n_points = int(st.number_input("Grid points", 5, 41, 11, key="profile_points"))
     if st.button("Compute the profile", key="run_profile"):
-        with st.spinner(f"re-fitting with {name} held at {n_points} values..."):
-            try:
-                cache[(run.id, "profile", name, n_points)] = profile_likelihood(fit, fit_recs, name, n_points=n_points)
-            except NlidError as exc:
-                st.error(str(exc))
+        try:
+            cache[(run.id, "profile", name, n_points)] = jobs.run(
+                f"profile likelihood of {name}", profile_likelihood, (fit, fit_recs, name),
+                {"n_points": n_points}, key="profile")
+        except (NlidError, jobs.JobError) as exc:
+            st.error(esc(exc))
     prof = cache.get((run.id, "profile", name, n_points))
     if prof is not None:
         if prof.success:
@@ -74,16 +79,16 @@ with tab_profile:
                         + ("they agree, the covariance can be trusted." if prof.agrees else
                            "they differ: trust the profile."))
         else:
-            st.error(prof.message)
+            st.error(esc(prof.message))
 with tab_multi:
     n_starts = int(st.number_input("Random starts", 2, 50, 8, key="n_starts"))
     if st.button("Run the multi-start", key="run_multistart"):
-        with st.spinner(f"{n_starts} output-error fits from random starts..."):
-            try:
-                cache[(run.id, "multistart", n_starts)] = multistart(
-                    fit_recs, fit.model, run.config.params, run.config.options, n_starts=n_starts, rng=0)
-            except NlidError as exc:
-                st.error(str(exc))
+        try:
+            cache[(run.id, "multistart", n_starts)] = jobs.run(
+                "multi-start", multistart, (fit_recs, fit.model, run.config.params, run.config.options),
+                {"n_starts": n_starts, "rng": 0}, key="multistart")
+        except (NlidError, jobs.JobError) as exc:
+            st.error(esc(exc))
     ms = cache.get((run.id, "multistart", n_starts))
     if ms is not None:
         st.markdown(f"{ms.n_at_best} of {len(ms.costs)} starts reached the best cost ({ms.best_cost:.6g}).")
@@ -99,11 +104,12 @@ with tab_reg:
     if st.button("Compute the regularisation path", key="run_regularisation"):
         lams = np.logspace(lo_exp, hi_exp, 13)
         try:
-            cache[(run.id, "regularisation")] = regularisation_path(
-                fit_recs, fit.model, run.config.params, run.config.options,
-                dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams)
-        except NlidError as exc:
-            st.error(str(exc))
+            cache[(run.id, "regularisation")] = jobs.run(
+                "regularisation path", regularisation_path,
+                (fit_recs, fit.model, run.config.params, run.config.options,
+                 dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams), key="regularisation")
+        except (NlidError, jobs.JobError) as exc:
+            st.error(esc(exc))
     path = cache.get((run.id, "regularisation"))
     if path is not None:
         if path.success:
@@ -120,22 +126,21 @@ with tab_reg:
             st.markdown("Relative standard errors [%] along the path (the prior adds information):")
             st.dataframe(errors, hide_index=True, key="reg_stderr_table")
         else:
-            st.error(path.message)
+            st.error(esc(path.message))
 with tab_struct:
     others = [n for n in recs if n not in run.config.fit_records]
     val_name = st.selectbox("Validation record (optional)", ["none"] + others, key="struct_val")
     if st.button("Refit with each term removed or added", key="run_structure"):
-        with st.spinner("refitting the model variants..."):
-            try:
-                cache[(run.id, "structure", val_name)] = structure_check(
-                    fit_recs, fit.model.terms, run.config.options,
-                    validation=None if val_name == "none" else recs[val_name])
-            except NlidError as exc:
-                st.error(str(exc))
+        try:
+            cache[(run.id, "structure", val_name)] = jobs.run(
+                "structure check", structure_check, (fit_recs, fit.model.terms, run.config.options),
+                {"validation": None if val_name == "none" else recs[val_name]}, key="structure")
+        except (NlidError, jobs.JobError) as exc:
+            st.error(esc(exc))
     sc = cache.get((run.id, "structure", val_name))
     if sc is not None:
         for line in sc.recommendations:
-            st.markdown(f"- {line}")
+            st.markdown(f"- {esc(line)}")
         st.dataframe(pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
                                     "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
                                     "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
