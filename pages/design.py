@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from app_support import state
+from app_support import jobs, state
+from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.examples import SEED_TRUTH
@@ -49,7 +50,7 @@ try:
         base = linear_chirp(f0, f1, amplitude_n=amp, duration_s=duration / steps, fs_hz=fs)
         exc = stepped_amplitude(base, [(k + 1) / steps for k in range(steps)])
 except NlidError as exc_err:
-    st.error(str(exc_err))
+    st.error(esc(exc_err))
     st.stop()
 
 freq, spec = exc.spectrum()
@@ -90,7 +91,7 @@ candidates = [(label, exc)] + [d for d in designs if d[0] != label]
 try:
     preds = compare_designs(model, values, [(lab, e.t_s, e.force) for lab, e in candidates], noise_sd=noise)
 except NlidError as exc_err:
-    st.error(str(exc_err))
+    st.error(esc(exc_err))
     st.stop()
 with st.container(key="design_results", border=True):
     st.markdown("**Predicted relative standard errors [%]** (current signal first)")
@@ -112,32 +113,34 @@ with st.container(key="design_results", border=True):
 
 st.subheader("Suggest a design")
 if st.button("Search chirp amplitudes and bands", key="suggest_design"):
+    amplitudes = (amp / 3, amp / 1.5, amp) if amp > 0 else (10.0, 20.0, 30.0)
+    bands = ((f0, f1 / 2), (f0, f1), (f0, 1.5 * f1)) if 1.5 * f1 < fs / 5 else ((f0, f1 / 2), (f0, f1))
     try:
-        sug = suggest_design(model, values, noise_sd=noise, duration_s=duration, fs_hz=fs,
-                             amplitudes=(amp / 3, amp / 1.5, amp) if amp > 0 else (10.0, 20.0, 30.0),
-                             bands=((f0, f1 / 2), (f0, f1), (f0, 1.5 * f1)) if 1.5 * f1 < fs / 5 else ((f0, f1 / 2), (f0, f1)))
-    except NlidError as exc_err:
-        st.error(str(exc_err))
+        sug = jobs.run("design search", suggest_design, (model, values),
+                       {"noise_sd": noise, "duration_s": duration, "fs_hz": fs, "amplitudes": amplitudes,
+                        "bands": bands}, key="suggest")
+    except (NlidError, jobs.JobError) as exc_err:
+        st.error(esc(exc_err))
     else:
         if sug.success and sug.best is not None and sug.best_settings is not None:
             a, lo, hi = sug.best_settings
             st.success(f"Best: chirp {a:.3g} N over {lo:g}-{hi:g} Hz; worst parameter {sug.best.worst_parameter}"
                        f" at {100 * sug.best.max_rel_stderr:.1f} % relative standard error.")
         else:
-            st.warning(sug.message)
+            st.warning(esc(sug.message))
 
 st.subheader("Check the prediction")
 st.caption("Simulates the current signal on the prior model, adds noise, identifies each realisation and compares"
            " the spread with the prediction.")
 n_runs = int(st.number_input("Monte Carlo runs", min_value=4, max_value=200, value=12, key="mc_runs"))
 if st.button("Run the Monte Carlo check", key="run_mc"):
-    with st.spinner("identifying noisy realisations..."):
-        try:
-            mc = monte_carlo_check(model, values, exc.t_s, exc.force, noise_sd=noise, n_runs=n_runs, rng=1)
-        except NlidError as exc_err:
-            st.error(str(exc_err))
-        else:
-            st.session_state["nlid_mc"] = mc
+    try:
+        mc = jobs.run("Monte Carlo check", monte_carlo_check, (model, values, exc.t_s, exc.force),
+                      {"noise_sd": noise, "n_runs": n_runs, "rng": 1}, key="monte_carlo")
+    except (NlidError, jobs.JobError) as exc_err:
+        st.error(esc(exc_err))
+    else:
+        st.session_state["nlid_mc"] = mc
 mc = st.session_state.get("nlid_mc")
 if mc is not None:
     if mc.success:
@@ -147,4 +150,4 @@ if mc is not None:
         st.markdown(f"{mc.n_ok} of {mc.n_runs} runs converged; worst agreement: {mc.worst_parameter}"
                     f" (ratio {mc.worst_ratio:.2f}).")
     else:
-        st.error(mc.message)
+        st.error(esc(mc.message))

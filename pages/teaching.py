@@ -5,7 +5,8 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from app_support import state
+from app_support import jobs, state
+from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
@@ -15,6 +16,7 @@ from nlid_core.studies import chirp_design, predict_uncertainty
 from nlid_core.validation import validate
 
 st.title("Teaching mode")
+state.show_notice()
 KEY = "nlid_teaching"
 SYSTEMS = {
     "hardening spring with quadratic damping (seed)": {"terms": dict(SEED_TRUTH), "noise": 4e-4},
@@ -42,15 +44,17 @@ if pred.success:
     st.markdown("Predicted relative standard errors if the true model were fitted: "
                 + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in zip(pred.names, pred.rel_stderr)))
 else:
-    st.warning(f"This test would make the system diverge: {pred.message}")
+    st.warning(f"This test would make the system diverge: {esc(pred.message)}")
 
 st.markdown("#### 3. Measure")
 if st.button("Run the test (simulate with sensor noise)", key="teach_measure", type="primary"):
     try:
-        rec = generate(spec, name="lecture test")
-        rec2 = generate(dataclasses.replace(spec, amplitude_n=amp * 0.6, seed=12), name="lecture check")
-    except NlidError as exc:
-        st.error(str(exc))
+        rec = jobs.run("test measurement", generate, (spec,), {"name": "lecture test"}, key="teach_test")
+        rec2 = jobs.run("second test measurement", generate,
+                        (dataclasses.replace(spec, amplitude_n=amp * 0.6, seed=12),), {"name": "lecture check"},
+                        key="teach_check")
+    except (NlidError, jobs.JobError) as exc:
+        st.error(esc(exc))
     else:
         demo.clear()
         demo.update(record=rec, check=rec2, system=system)
@@ -67,9 +71,13 @@ st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_loop")
 
 st.markdown("#### 5. A linear model first")
 if "linear" not in demo:
-    demo["linear"] = identify(rec, "m0,c1,k1")
-lin = demo["linear"]
-if lin.success:
+    try:
+        demo["linear"] = jobs.run("linear fit", identify, (rec, "m0,c1,k1"), key="teach_linear",
+                                  progress_arg="progress")
+    except (NlidError, jobs.JobError) as exc:
+        st.error(esc(exc))
+lin = demo.get("linear")
+if lin is not None and lin.success:
     st.markdown(f"Linear fit: **{lin.metrics[0].fit_percent:.1f} %**, residual "
                 f"{'white' if lin.metrics[0].whiteness.white else '**not white**: the structure misses something'}.")
     st.plotly_chart(figures.fig_fit(lin.records[0], channel="x"), key="teach_linear")
@@ -78,11 +86,14 @@ st.markdown("#### 6. Add terms, identify, and reveal the truth")
 terms = st.multiselect("Terms", list(TERMS), default=["m0", "c1", "k1"], key="teach_terms",
                        format_func=lambda n: f"{n}: {TERMS[n].expr}")
 if st.button("Identify", key="teach_identify") and terms:
-    demo["fit"] = identify(rec, terms)
+    try:
+        demo["fit"] = jobs.run("identification", identify, (rec, terms), key="teach_fit", progress_arg="progress")
+    except (NlidError, jobs.JobError) as exc:
+        st.error(esc(exc))
 fit = demo.get("fit")
 if fit is not None:
     if not fit.success:
-        st.error(fit.message)
+        st.error(esc(fit.message))
     else:
         val = validate(fit, demo["check"])
         st.markdown(f"Fit {fit.metrics[0].fit_percent:.2f} % on the test; on a second test at 60 % of the level:"
