@@ -76,6 +76,7 @@ __all__ = [
     "Progress",
     "Job",
     "max_jobs",
+    "prestart",
     "run_job",
     "run",
 ]
@@ -356,6 +357,12 @@ def _context() -> Any:
         return _CTX
 
 
+def prestart() -> None:
+    """Start the workers' forkserver now, in the background, so that the first job starts quickly (idempotent)."""
+    if not _inline() and _context().get_start_method() == "forkserver":
+        forkserver.ensure_running()
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -496,6 +503,9 @@ class Job:
         if code is not None and code < 0:
             if -code == signal.SIGXCPU:
                 raise JobError(f"the computation used up its CPU-time limit of {self.limits.cpu_s} s ({CPU_ENV})")
+            if -code == signal.SIGKILL:
+                raise JobError("the computation's worker process was killed (signal SIGKILL), perhaps because the"
+                               " server ran short of memory")
             raise JobError(f"the computation's worker process crashed (signal {_signal_name(-code)})")
         raise JobError(f"the computation's worker process ended without a result (exit code {code})")
 

@@ -20,6 +20,7 @@ from nlid_core.studies import compare_designs, monte_carlo_check, suggest_design
 
 st.title("Excitation design")
 state.show_notice()
+jobs.prestart()
 DESIGNS = "nlid_designs"  # list of (label, Excitation) candidates kept in the session
 
 st.markdown("Generate a test signal, then predict, **before anyone runs the test**, how well it will determine"

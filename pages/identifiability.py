@@ -19,6 +19,7 @@ from nlid_core.studies import (
 
 st.title("Identifiability")
 state.show_notice()
+jobs.prestart()
 recs = state.require_records()
 run = state.active_run()
 if run is None or not run.result.success or run.result.method == "equation-error":

@@ -12,6 +12,7 @@ from nlid_core.estimate import identify
 
 st.title("Identify")
 state.show_notice()
+jobs.prestart()
 recs = state.require_records()
 cfg = state.ensure_config()
 missing = [n for n in cfg.fit_records if n not in recs]

@@ -17,6 +17,7 @@ from nlid_core.validation import validate
 
 st.title("Teaching mode")
 state.show_notice()
+jobs.prestart()
 KEY = "nlid_teaching"
 SYSTEMS = {
     "hardening spring with quadratic damping (seed)": {"terms": dict(SEED_TRUTH), "noise": 4e-4},
