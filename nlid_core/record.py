@@ -432,20 +432,19 @@ def _check_interval(dt: float, what: str) -> None:
 
 def _resample_refusal(dt_old: FloatArray, dt: float, n_float: float, limit: int, n_old: int, given: bool) -> str:
     """Why a resampling grid of ``n_float`` samples is refused, naming the interval that causes it."""
-    need = f"resampling would need {n_float:.3g} samples"
-    cap = (f"at most {limit:,} are allowed for {n_old} samples ({RESAMPLE_GROWTH} times the original count, at"
-           f" least {_RESAMPLE_FLOOR:,}, never more than {MAX_RESAMPLED:,})")
+    need = (f"would need {n_float:.3g} samples (limit {limit:,}: {RESAMPLE_GROWTH} times the {n_old} samples, at least"
+            f" {_RESAMPLE_FLOOR:,}, at most {MAX_RESAMPLED:,})")
     if given:
-        return f"cannot resample at {1.0 / dt:.6g} Hz: {need}; {cap}; choose a lower `fs`"
+        return f"cannot resample at {1.0 / dt:.6g} Hz: the grid {need}; choose a lower `fs`"
     big = dt_old > 100.0 * dt
     if big.any():
         i = int(np.argmax(dt_old))
         count = int(big.sum())
         what = (f"one interval of {_seconds(float(dt_old[i]))}" if count == 1
                 else f"{count} intervals of up to {_seconds(float(dt_old[i]))}")
-        return (f"cannot resample: {what} (after row {i}) among intervals of {_seconds(dt)}: {need}; {cap};"
+        return (f"cannot resample: {what} (after row {i}) among intervals of {_seconds(dt)} {need};"
                 " split the record at the gap or remove the stray sample")
-    return f"cannot resample: intervals of {_seconds(dt)} over {_seconds(float(dt_old.sum()))}: {need}; {cap}"
+    return f"cannot resample: intervals of {_seconds(dt)} over {_seconds(float(dt_old.sum()))} {need}"
 
 
 def trim(rec: Record, t_start: float | None = None, t_end: float | None = None) -> Record:
