@@ -6,7 +6,8 @@ The JSON layout is a public contract (CLI ``--json``, scripts, dashboard):
 "bounds", "flags", "notes"}}, "metrics": {...}, "diagnostics": {...},
 "initial_states": [...], "validation": {...} (when validated), "timing":
 {"compile_s", "equation_error_s", "output_error_s", "total_s"},
-"warnings": [...]}``. ``ci95`` is the interval at ``options.confidence``
+"warnings": [...]}`` (the fit's, then each validation's prefixed with
+``validation on <record>:``). ``ci95`` is the interval at ``options.confidence``
 (0.95 unless changed). Non-finite numbers are written as ``null``.
 """
 
@@ -22,7 +23,7 @@ from ._version import __version__
 from .estimate import FitResult
 from .validation import ValidationResult
 
-__all__ = ["result_to_dict", "format_report", "html_report"]
+__all__ = ["result_to_dict", "format_report", "html_report", "all_warnings"]
 
 
 def _num(v: float) -> float | None:
@@ -89,12 +90,17 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
             "force_threshold": fit.options.force_threshold,
         },
         "timing": {k: float(v) for k, v in fit.timing.items()},
-        "warnings": list(fit.warnings),
+        "warnings": all_warnings(fit, validations),
     }
     if validations:
         vals = [v.to_dict() for v in validations]
         out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
     return _clean(out)  # type: ignore[no-any-return]
+
+
+def all_warnings(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> list[str]:
+    """The fit's warnings followed by each validation's (prefixed with its record)."""
+    return [*fit.warnings, *(f"validation on {v.record}: {w}" for v in validations for w in v.warnings)]
 
 
 def _fmt(v: float, digits: int = 5) -> str:
@@ -151,10 +157,11 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
                 f"Validation on {v.record} {m.channel} (after {v.n_init} samples): RMSE {_fmt(m.rmse, 4)} {m.unit},"
                 f" NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %"
             )
-    if fit.warnings:
+    warns = all_warnings(fit, validations)
+    if warns:
         lines.append("")
         lines.append("Warnings:")
-        for w in fit.warnings:
+        for w in warns:
             lines.append(f"  {w}")
     t = fit.timing
     lines.append("")
@@ -217,7 +224,7 @@ def html_report(
     diag = (f"Scaled condition number {unc.condition_number:.3g}, rank {unc.rank} of {len(unc.names)}."
             if unc is not None else "")
     weak = "".join(f"<li>{escape(w)}</li>" for w in fit.weak_directions)
-    warns = "".join(f"<li>{escape(w)}</li>" for w in fit.warnings)
+    warns = "".join(f"<li>{escape(w)}</li>" for w in all_warnings(fit, validations))
     timing = ", ".join(f"{escape(k.removesuffix('_s'))} {1000 * v:.1f} ms" for k, v in fit.timing.items())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>

@@ -9,6 +9,7 @@ computed over the samples after them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataValidationError, ModelSpecError
-from .estimate import FitOptions, FitResult, _metrics, output_error
+from .estimate import FitOptions, FitResult, _metrics, numerical_warnings, output_error
 from .metrics import ChannelMetrics
 from .models import TermModel
 from .params import ParameterSet
@@ -52,6 +53,9 @@ class ValidationResult:
         How the initial state was set (``estimate``, ``data`` or ``rest``).
     units : mapping
         Unit string per channel of the record.
+    warnings : tuple of str
+        Floating-point problems met on the way (numpy overflow, invalid
+        values), counted, instead of printed.
     """
 
     success: bool
@@ -65,6 +69,7 @@ class ValidationResult:
     x0: tuple[float, float]
     init: str
     units: Mapping[str, str]
+    warnings: tuple[str, ...] = ()
 
     def metric(self, channel: str) -> ChannelMetrics:
         for m in self.metrics:
@@ -82,6 +87,7 @@ class ValidationResult:
             "x0": list(self.x0),
             "units": dict(self.units),
             "channels": {m.channel: m.to_dict() for m in self.metrics},
+            "warnings": list(self.warnings),
         }
         if self.metrics:
             first = self.metrics[0]
@@ -122,7 +128,24 @@ def validate(
     Returns
     -------
     ValidationResult
+        Floating-point problems met on the way are listed in ``warnings``.
     """
+    with numerical_warnings() as tally:
+        res = _validate(fit, record, outputs, init, n_init, input_hold, substeps)
+    if not tally:
+        return res
+    return dataclasses.replace(res, warnings=res.warnings + tally.lines())
+
+
+def _validate(
+    fit: FitResult | tuple[TermModel, ParameterSet],
+    record: Record,
+    outputs: Sequence[str] | None,
+    init: str,
+    n_init: int,
+    input_hold: str | None,
+    substeps: int | None,
+) -> ValidationResult:
     if isinstance(fit, FitResult):
         model, params = fit.model, fit.parameters
         hold = input_hold or fit.options.input_hold
