@@ -4,21 +4,73 @@ Exit status: 0 success; 1 the identification ran but failed (diverged,
 did not converge: the report says why); 2 bad input or usage (one line on
 stderr, no traceback); 3 an internal error (one line; set ``NLID_DEBUG=1``
 for the traceback); 130 interrupted (Ctrl-C).
+
+Whatever a file holds, an error is reported as one line of printable
+characters of at most ``MESSAGE_CHARS`` characters: terminal escape
+sequences and control characters are removed, line breaks folded, and a
+longer message is cut with an ellipsis. Nothing else is written to stderr:
+warnings raised while a command runs (numpy overflow, a reader's
+complaints) are listed, counted, in the report's and the JSON's
+``warnings`` instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
+import re
 import sys
+import unicodedata
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from .errors import NlidError
 
-__all__ = ["main"]
+__all__ = ["main", "one_line", "MESSAGE_CHARS"]
+
+#: Longest error line the CLI prints (longer messages are cut with an ellipsis).
+MESSAGE_CHARS = 300
+#: Sampling rates accepted by ``--fs`` (Hz): the sampling intervals a record accepts (1 ns to 1e6 s).
+FS_RANGE_HZ = (1e-6, 1e9)
+#: Most samples ``example``, ``excitation`` and ``design`` generate (duration x sampling rate).
+MAX_GENERATED_SAMPLES = 2_000_000
+#: Most frequencies of a stepped sine.
+MAX_STEPS = 10_000
+# ANSI/VT escape sequences: CSI (ESC [ or the 8-bit CSI), OSC (ESC ] ... BEL or ST), other two-byte ESC codes
+_ESCAPES = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -~]?")
+
+
+def one_line(text: object, limit: int = MESSAGE_CHARS) -> str:
+    """``text`` as one line of printable characters of at most ``limit`` characters.
+
+    Terminal escape sequences are removed, line breaks, tabs and other
+    separators become spaces (runs of them one space), other control and
+    format characters (bidirectional overrides, zero-width characters,
+    undecodable bytes) are dropped, and a longer text is cut with ``…``.
+
+    Parameters
+    ----------
+    text : object
+        Message (converted with ``str``).
+    limit : int
+        Longest result, at least 2.
+    """
+    raw = _ESCAPES.sub("", str(text))
+    kept = []
+    for ch in raw:
+        if ch.isprintable():
+            kept.append(ch)
+        elif ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp"):
+            kept.append(" ")
+    out = " ".join("".join(kept).split())
+    if len(out) > limit:
+        out = out[: max(limit - 1, 1)].rstrip() + "…"
+    return out
 
 
 class _UsageError(Exception):
@@ -28,6 +80,57 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _number(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return value
+
+
+def _nonnegative(text: str) -> float:
+    value = _number(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = _number(text)
+    lo, hi = FS_RANGE_HZ
+    if not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"must be a sampling rate between {lo:g} and {hi:g} Hz, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
+def _check_length(duration: float | None, fs: float | None, defaults: tuple[float, float] = (12.0, 500.0)) -> None:
+    """Refuse ``--duration`` x ``--fs`` beyond ``MAX_GENERATED_SAMPLES`` (before anything is allocated)."""
+    d = defaults[0] if duration is None else duration
+    rate = defaults[1] if fs is None else fs
+    if d * rate > MAX_GENERATED_SAMPLES:
+        raise NlidError(f"`--duration` x `--fs` = {d:g} s x {rate:g} Hz would be {d * rate:.3g} samples; at most"
+                        f" {MAX_GENERATED_SAMPLES:,} are generated")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -51,34 +154,36 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="initial state per record: estimated, at rest, first sample, or auto (rest when the"
                             " record starts at rest, else estimated)")
     ident.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
-    ident.add_argument("--sample-step", type=int, default=1, help="use every k-th sample in the residual")
-    ident.add_argument("--force-threshold", type=float, default=0.0,
+    ident.add_argument("--sample-step", type=_count, default=1, help="use every k-th sample in the residual")
+    ident.add_argument("--force-threshold", type=_nonnegative, default=0.0,
                        help="equation error: drop samples with |f| below this fraction of max|f|")
-    ident.add_argument("--v-eps", type=float, default=1e-3, help="velocity scale of the Coulomb term fc (m/s)")
-    ident.add_argument("--gap", type=float, default=0.0, help="dead-zone half-width of the kg term (m)")
+    ident.add_argument("--v-eps", type=_positive, default=1e-3, help="velocity scale of the Coulomb term fc (m/s)")
+    ident.add_argument("--gap", type=_nonnegative, default=0.0, help="dead-zone half-width of the kg term (m)")
     ident.add_argument("--resample", action="store_true", help="resample irregularly sampled records to a uniform grid")
-    ident.add_argument("--fs", type=float, help="sampling rate (Hz) for files without a time column")
+    ident.add_argument("--fs", type=_rate,
+                       help=f"sampling rate (Hz) for files without a time column ({FS_RANGE_HZ[0]:g} to"
+                            f" {FS_RANGE_HZ[1]:g})")
     ident.add_argument("--rows", metavar="START:STOP", help="use only these data rows of each DATA file")
     ident.add_argument("--validate-rows", metavar="START:STOP", help="use only these data rows of each --validate file")
-    ident.add_argument("--lowpass", type=float, metavar="HZ",
+    ident.add_argument("--lowpass", type=_positive, metavar="HZ",
                        help="zero-phase low-pass filter every channel at this cut-off before identifying")
     ident.add_argument("--differentiator", default="savgol", choices=("savgol", "spectral", "gradient"),
                        help="how missing velocity and acceleration are derived (equation error)")
     ident.add_argument("--validate", action="append", default=[], metavar="FILE",
                        help="validation record (may be repeated); its first --n-init samples set the initial state")
-    ident.add_argument("--n-init", type=int, default=50, help="validation samples used for the initial state")
+    ident.add_argument("--n-init", type=_count, default=50, help="validation samples used for the initial state")
     ident.add_argument("--json", metavar="OUT", help="write the result as JSON")
     ident.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     ex = sub.add_parser("example", help="write an example record with a known answer")
     ex.add_argument("name", choices=sorted(EXAMPLES), help="example system")
     ex.add_argument("--out", required=True, help="output file (.csv or .parquet)")
-    ex.add_argument("--seed", type=int, help="noise RNG seed")
-    ex.add_argument("--amplitude", type=float, help="chirp amplitude (N)")
-    ex.add_argument("--f0", type=float, help="chirp start frequency (Hz)")
-    ex.add_argument("--f1", type=float, help="chirp end frequency (Hz)")
-    ex.add_argument("--duration", type=float, help="record length (s)")
-    ex.add_argument("--fs", type=float, help="sampling rate (Hz)")
+    ex.add_argument("--seed", type=_count, help="noise RNG seed")
+    ex.add_argument("--amplitude", type=_nonnegative, help="chirp amplitude (N)")
+    ex.add_argument("--f0", type=_nonnegative, help="chirp start frequency (Hz)")
+    ex.add_argument("--f1", type=_positive, help="chirp end frequency (Hz)")
+    ex.add_argument("--duration", type=_positive, help="record length (s)")
+    ex.add_argument("--fs", type=_rate, help="sampling rate (Hz)")
     ex.add_argument("--truth", metavar="NAME=VALUE,...",
                     help="true coefficients instead of the example's, e.g. m0=1,c1=0.8,k1=1500,k3=-2e5 (SI)")
     ex.add_argument("--noise", metavar="CH=SD,...", help="noise standard deviation per channel, e.g. x=1e-4,v=1e-3")
@@ -87,21 +192,21 @@ def _build_parser() -> argparse.ArgumentParser:
     exc = sub.add_parser("excitation", help="write a test signal (CSV with columns t, f) for a shaker controller")
     exc.add_argument("kind", choices=("linear-chirp", "log-chirp", "multisine", "stepped-sine"))
     exc.add_argument("--out", required=True, help="output CSV file")
-    exc.add_argument("--f0", type=float, default=0.5, help="start / lowest frequency (Hz)")
-    exc.add_argument("--f1", type=float, default=10.0, help="end / highest frequency (Hz)")
-    exc.add_argument("--amplitude", type=float, default=10.0, help="peak force (N); rms for the multisine")
-    exc.add_argument("--duration", type=float, default=12.0, help="length (s)")
-    exc.add_argument("--fs", type=float, default=500.0, help="sampling rate (Hz)")
-    exc.add_argument("--steps", type=int, default=8, help="frequencies of the stepped sine")
+    exc.add_argument("--f0", type=_nonnegative, default=0.5, help="start / lowest frequency (Hz)")
+    exc.add_argument("--f1", type=_positive, default=10.0, help="end / highest frequency (Hz)")
+    exc.add_argument("--amplitude", type=_nonnegative, default=10.0, help="peak force (N); rms for the multisine")
+    exc.add_argument("--duration", type=_positive, default=12.0, help="length (s)")
+    exc.add_argument("--fs", type=_rate, default=500.0, help="sampling rate (Hz)")
+    exc.add_argument("--steps", type=_count, default=8, help=f"frequencies of the stepped sine (2 to {MAX_STEPS})")
 
     des = sub.add_parser("design", help="predict the parameter uncertainty a linear-chirp test would give")
     des.add_argument("--truth", required=True, metavar="NAME=VALUE,...", help="prior model, e.g. m0=2,c1=0.5,k1=800,k3=2e4")
-    des.add_argument("--noise", type=float, required=True, help="displacement noise standard deviation (m)")
-    des.add_argument("--amplitude", type=float, default=10.0, help="chirp amplitude (N)")
-    des.add_argument("--f0", type=float, default=0.5, help="chirp start frequency (Hz)")
-    des.add_argument("--f1", type=float, default=5.0, help="chirp end frequency (Hz)")
-    des.add_argument("--duration", type=float, default=12.0, help="test length (s)")
-    des.add_argument("--fs", type=float, default=500.0, help="sampling rate (Hz)")
+    des.add_argument("--noise", type=_positive, required=True, help="displacement noise standard deviation (m)")
+    des.add_argument("--amplitude", type=_positive, default=10.0, help="chirp amplitude (N)")
+    des.add_argument("--f0", type=_nonnegative, default=0.5, help="chirp start frequency (Hz)")
+    des.add_argument("--f1", type=_positive, default=5.0, help="chirp end frequency (Hz)")
+    des.add_argument("--duration", type=_positive, default=12.0, help="test length (s)")
+    des.add_argument("--fs", type=_rate, default=500.0, help="sampling rate (Hz)")
     des.add_argument("--suggest", action="store_true",
                      help="also search amplitudes x1/3, x2/3, x1 and bands up to f1/2, f1, 1.5 f1 for the best test")
     des.add_argument("--json", metavar="OUT", help="write the prediction(s) as JSON")
@@ -129,36 +234,46 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    from .estimate import FitOptions, identify
+    from .estimate import FitOptions, WarningTally, identify
     from .io import load_record, load_records
     from .models import ModelSettings, TermModel
     from .report import format_report, result_to_dict
     from .validation import validate
 
-    records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
-                           rows=args.rows)
-    if args.lowpass is not None:
-        from .signals import filter_record
+    # Anything warned on the way (a reader's complaint, an overflow outside identify) goes into the report's
+    # warnings, never onto stderr; identify and validate count their own floating-point problems.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample,
+                               fs=args.fs, rows=args.rows)
+        if args.lowpass is not None:
+            from .signals import filter_record
 
-        records = tuple(filter_record(r, args.lowpass) for r in records)
-    model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
-    options = FitOptions(
-        method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
-        input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
-        differentiator=args.differentiator,
-    )
-    val_records = [
-        load_record(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
-                    rows=args.validate_rows)
-        for v in args.validate
-    ]
-    fit = identify(records, model, options=options)
-    validations = []
-    if fit.success and model.can_simulate:
-        validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
-    elif val_records:
-        fit_note = "not run: the identification failed" if not fit.success else "not run: the model has no m0"
-        print(f"validation {fit_note}", file=sys.stderr)
+            records = tuple(filter_record(r, args.lowpass) for r in records)
+        model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
+        options = FitOptions(
+            method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
+            input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
+            differentiator=args.differentiator,
+        )
+        val_records = [
+            load_record(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
+                        rows=args.validate_rows)
+            for v in args.validate
+        ]
+        fit = identify(records, model, options=options)
+        validations = []
+        if fit.success and model.can_simulate:
+            validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
+    notes = []
+    if val_records and not validations:
+        notes.append("validation not run: " + ("the identification failed" if not fit.success
+                                               else "the model has no m0, so it cannot be simulated"))
+    tally = WarningTally()
+    for entry in caught:
+        tally.record(entry)
+    if notes or tally:
+        fit = dataclasses.replace(fit, warnings=(*fit.warnings, *notes, *tally.lines()))
     if not args.quiet:
         print(format_report(fit, validations))
     if args.json:
@@ -184,6 +299,10 @@ def _example(args: argparse.Namespace) -> int:
         overrides["noise"] = _numbers(args.noise, "--noise")
     if args.measured:
         overrides["measured"] = _split(args.measured)
+    from .examples import EXAMPLES
+
+    spec = EXAMPLES[args.name]
+    _check_length(args.duration, args.fs, (spec.duration_s, spec.fs_hz))
     rec = make_example(args.name, overrides=overrides)
     try:
         path = write_record(rec, args.out)
@@ -197,6 +316,7 @@ def _example(args: argparse.Namespace) -> int:
 def _excitation(args: argparse.Namespace) -> int:
     from . import excitation as ex
 
+    _check_length(args.duration, args.fs)
     common = {"duration_s": args.duration, "fs_hz": args.fs}
     if args.kind == "linear-chirp":
         sig = ex.linear_chirp(args.f0, args.f1, amplitude_n=args.amplitude, **common)
@@ -205,8 +325,8 @@ def _excitation(args: argparse.Namespace) -> int:
     elif args.kind == "multisine":
         sig = ex.schroeder_multisine(args.f0, args.f1, amplitude_n=args.amplitude, **common)
     else:
-        if args.steps < 2:
-            raise NlidError(f"`--steps` must be >= 2, got {args.steps}")
+        if not 2 <= args.steps <= MAX_STEPS:
+            raise NlidError(f"`--steps` must be between 2 and {MAX_STEPS}, got {args.steps}")
         freqs = [args.f0 + (args.f1 - args.f0) * k / (args.steps - 1) for k in range(args.steps)]
         sig = ex.stepped_sine(freqs, amplitude_n=args.amplitude, dwell_s=args.duration / args.steps, fs_hz=args.fs)
     try:
@@ -221,6 +341,7 @@ def _excitation(args: argparse.Namespace) -> int:
 def _design(args: argparse.Namespace) -> int:
     from .studies import chirp_design, predict_uncertainty, suggest_design
 
+    _check_length(args.duration, args.fs)
     truth = _numbers(args.truth, "--truth")
     terms = list(truth)
     t, f = chirp_design(args.amplitude, args.f0, args.f1, args.duration, args.fs)
@@ -267,23 +388,43 @@ def _terms(_: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status."""
+    """Run the CLI; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str or None
+        Arguments after the program name; ``sys.argv[1:]`` when None.
+    """
     try:
-        args = _build_parser().parse_args(argv)
-        handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                   "design": _design}[args.command]
-        return handler(args)
+        with warnings.catch_warnings(record=True) as caught:
+            # nothing but the one error line goes to stderr: warnings of the commands that do not report them
+            # (example, excitation, design) end up here and are dropped
+            warnings.simplefilter("always")
+            args = _build_parser().parse_args(argv)
+            handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
+                       "design": _design}[args.command]
+            status = handler(args)
+        del caught
+        return status
     except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        _error(str(exc))
         return 2
     except NlidError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _error(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _error("interrupted")
         return 130
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
         if os.environ.get("NLID_DEBUG"):
             raise
-        print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        _error(f"internal error: {type(exc).__name__}: {exc}")
         return 3
+
+
+def _error(message: str) -> None:
+    """Print ``message`` on stderr as one sanitised line (see :func:`one_line`)."""
+    try:
+        print(one_line(message), file=sys.stderr)
+    except (OSError, ValueError):  # pragma: no cover - stderr closed
+        pass

@@ -207,3 +207,136 @@ def test_design_and_excitation_commands(tmp_path, capsys):
     assert list(frame.columns) == ["t", "f"] and len(frame) == 6000
     assert main(["excitation", "linear-chirp", "--out", str(sig), "--f0", "5", "--f1", "1"]) == 2
     assert main(["design", "--truth", "m0=abc", "--noise", "1e-4"]) == 2
+
+
+# --------------------------------------------------------------------------- hostile input (fuzzing findings)
+def _one_clean_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    line = lines[0]
+    assert line.isprintable() and len(line) <= 300, repr(line)
+    return line
+
+
+def test_one_line_strips_escapes_and_folds_and_bounds():
+    from nlid_core.cli import one_line
+
+    raw = "bad\x1b[31m red\x1b[0m\nsecond\r\n\tline\x07 \x1b]0;title\x07\u202eevil\x9b2J" + "B" * 20000
+    line = one_line(raw)
+    assert line.startswith("bad red second line evil") and line.endswith("…")
+    assert len(line) == 300 and line.isprintable() and "\x1b" not in line
+    assert one_line("short\nmessage") == "short message"
+
+
+@pytest.mark.parametrize("raise_in", ["io", "identify"])
+def test_multi_line_and_escape_messages_print_one_bounded_line(seed_csv, monkeypatch, capsys, raise_in):
+    """The fuzzer's 138 multi-line messages and the MAT reader's 12 kB of raw bytes."""
+    from nlid_core import estimate, io
+    from nlid_core.errors import DataValidationError
+
+    junk = "MAT header:\n" + "".join(chr(c) for c in range(256)) * 48  # ~12 kB with every control byte
+
+    def bad_file(*args, **kwargs):
+        raise DataValidationError(junk)
+
+    def bug(*args, **kwargs):
+        raise RuntimeError(junk)
+
+    if raise_in == "io":
+        monkeypatch.setattr(io, "load_records", bad_file)
+    else:
+        monkeypatch.setattr(estimate, "identify", bug)
+    status = main(["identify", str(seed_csv)])
+    line = _one_clean_line(capsys.readouterr().err)
+    if raise_in == "io":
+        assert status == 2 and line.startswith("error: MAT header: ")
+    else:
+        assert status == 3 and line.startswith("internal error: RuntimeError: MAT header: ")
+    assert "\x1b" not in line and line.endswith("…")
+
+
+def test_a_successful_fit_prints_nothing_on_stderr(seed_csv, tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    assert main(["identify", str(seed_csv), "--terms", "m0,c1,k1,k3", "--method", "equation-error", "--json",
+                 str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert not any(w.startswith("numpy:") for w in json.loads(out.read_text())["warnings"])
+
+
+def test_warnings_land_in_the_json_and_not_on_stderr(seed_csv, tmp_path, monkeypatch, capsys):
+    """numpy overflow inside identify and a reader's warning: counted in `warnings`, stderr stays empty."""
+    import warnings
+
+    from nlid_core import estimate, io
+
+    original_ee = estimate.equation_error
+    original_load = io.load_records
+
+    def noisy_ee(*args, **kwargs):
+        big = np.float64(1e300)
+        for _ in range(3):
+            big * big  # numpy: overflow encountered in scalar multiply
+        return original_ee(*args, **kwargs)
+
+    def noisy_load(*args, **kwargs):
+        warnings.warn("odd\nreader note", UserWarning)
+        return original_load(*args, **kwargs)
+
+    monkeypatch.setattr(estimate, "equation_error", noisy_ee)
+    monkeypatch.setattr(io, "load_records", noisy_load)
+    out = tmp_path / "fit.json"
+    status = main(["identify", str(seed_csv), "--terms", "m0,c1,k1,k3", "--method", "equation-error", "--json",
+                   str(out), "--quiet"])
+    assert status == 0
+    assert capsys.readouterr().err == ""
+    warns = json.loads(out.read_text())["warnings"]
+    assert "numpy: overflow encountered in scalar multiply (3 times)" in warns
+    assert "UserWarning: odd reader note" in warns
+
+
+def test_identify_collects_numpy_warnings_for_the_dashboard_too(seed_record, monkeypatch):
+    """Without the CLI around it, identify itself lists the floating-point problems it met."""
+    import warnings
+
+    from nlid_core import estimate
+    from nlid_core.estimate import FitOptions, identify
+
+    original_ee = estimate.equation_error
+
+    def noisy_ee(*args, **kwargs):
+        np.array([1.0]) / np.array([0.0])
+        return original_ee(*args, **kwargs)
+
+    monkeypatch.setattr(estimate, "equation_error", noisy_ee)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # would raise if anything reached the warnings module
+        fit = identify(seed_record, "m0,c1,k1", options=FitOptions(method="equation-error"))
+    assert fit.warnings[-1] == "numpy: divide by zero encountered in divide"
+
+
+def test_sampling_rate_and_lengths_are_checked_at_the_argument_boundary(tmp_path, capsys):
+    no_time = tmp_path / "no_time.csv"
+    no_time.write_text("f,x\n" + "".join(f"{np.sin(i / 5)},{np.cos(i / 5)}\n" for i in range(100)))
+    for argv, words in (
+        (["identify", str(no_time), "--fs", "1e300"], "--fs: must be a sampling rate between 1e-06 and 1e+09 Hz"),
+        (["identify", str(no_time), "--fs", "nan"], "--fs: must be a finite number"),
+        (["identify", str(no_time), "--fs", "0"], "--fs: must be a sampling rate"),
+        (["identify", str(no_time), "--v-eps", "-1"], "--v-eps: must be positive"),
+        (["excitation", "linear-chirp", "--out", str(tmp_path / "e.csv"), "--duration", "1e6"], "samples"),
+        (["excitation", "stepped-sine", "--out", str(tmp_path / "e.csv"), "--steps", "100000000"], "--steps"),
+        (["design", "--truth", "m0=1,k1=100", "--noise", "1e-4", "--fs", "1e9"], "samples"),
+        (["example", "seed", "--out", str(tmp_path / "x.csv"), "--seed", "-1"], "--seed: must be >= 0"),
+    ):
+        assert main(argv) == 2, argv
+        line = _one_clean_line(capsys.readouterr().err)
+        assert words in line, (argv, line)
+
+
+def test_resampling_a_stray_far_sample_is_refused_with_the_reason(tmp_path, capsys):
+    path = tmp_path / "gap.csv"
+    rows = [f"{i * 1e-6!r},{np.sin(i)},{np.cos(i)}" for i in range(25)] + ["1000,0.3,0.2"]
+    path.write_text("t,f,x\n" + "\n".join(rows) + "\n")
+    assert main(["identify", str(path), "--resample"]) == 2
+    line = _one_clean_line(capsys.readouterr().err)
+    assert "one interval of 1000 s" in line and "among intervals of 1 µs" in line and "1e+09 samples" in line

@@ -201,3 +201,26 @@ def test_resampling_limits_and_a_modest_gap():
     with pytest.raises(DataValidationError, match="`fs` = 1e\\+300 Hz"):
         resample_uniform(rec, fs=1e300)
     assert MAX_RESAMPLED == 10_000_000
+
+
+# --------------------------------------------------------------------------- finding 4: warnings are results
+def test_validation_lists_its_numerical_warnings_in_the_report(seed, monkeypatch):
+    from nlid_core import validation
+    from nlid_core.report import format_report, result_to_dict
+
+    fit = identify(seed, "m0,c1,k1,k3", options=EE)
+    original = validation.simulate
+
+    def noisy(*args, **kwargs):
+        np.sqrt(np.array([-1.0, -2.0]))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(validation, "simulate", noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        val = validation.validate(fit, seed, init="data")
+    assert val.warnings == ("numpy: invalid value encountered in sqrt",)
+    assert val.to_dict()["warnings"] == list(val.warnings)
+    line = f"validation on {seed.name}: numpy: invalid value encountered in sqrt"
+    assert line in result_to_dict(fit, [val])["warnings"]
+    assert line in format_report(fit, [val])
