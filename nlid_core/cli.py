@@ -235,16 +235,18 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 def _identify(args: argparse.Namespace) -> int:
     from .estimate import FitOptions, WarningTally, identify
-    from .io import load_record, load_records
+    from .guard import load_record_guarded, load_records_guarded
     from .models import ModelSettings, TermModel
     from .report import format_report, result_to_dict
     from .validation import validate
 
-    # Anything warned on the way (a reader's complaint, an overflow outside identify) goes into the report's
-    # warnings, never onto stderr; identify and validate count their own floating-point problems.
+    # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
+    # exhausts its limits ends only the worker and gives a one-line DataValidationError.
+    # Anything warned on the way (an overflow outside identify) goes into the report's warnings, never onto
+    # stderr; identify and validate count their own floating-point problems.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        records = load_records(args.data, columns=args.columns, units=args.units, resample=args.resample,
+        records = load_records_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
                                fs=args.fs, rows=args.rows)
         if args.lowpass is not None:
             from .signals import filter_record
@@ -257,8 +259,8 @@ def _identify(args: argparse.Namespace) -> int:
             differentiator=args.differentiator,
         )
         val_records = [
-            load_record(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
-                        rows=args.validate_rows)
+            load_record_guarded(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
+                                rows=args.validate_rows)
             for v in args.validate
         ]
         fit = identify(records, model, options=options)

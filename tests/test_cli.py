@@ -231,7 +231,7 @@ def test_one_line_strips_escapes_and_folds_and_bounds():
 @pytest.mark.parametrize("raise_in", ["io", "identify"])
 def test_multi_line_and_escape_messages_print_one_bounded_line(seed_csv, monkeypatch, capsys, raise_in):
     """The fuzzer's 138 multi-line messages and the MAT reader's 12 kB of raw bytes."""
-    from nlid_core import estimate, io
+    from nlid_core import estimate, guard
     from nlid_core.errors import DataValidationError
 
     junk = "MAT header:\n" + "".join(chr(c) for c in range(256)) * 48  # ~12 kB with every control byte
@@ -243,7 +243,7 @@ def test_multi_line_and_escape_messages_print_one_bounded_line(seed_csv, monkeyp
         raise RuntimeError(junk)
 
     if raise_in == "io":
-        monkeypatch.setattr(io, "load_records", bad_file)
+        monkeypatch.setattr(guard, "load_records_guarded", bad_file)
     else:
         monkeypatch.setattr(estimate, "identify", bug)
     status = main(["identify", str(seed_csv)])
@@ -268,10 +268,10 @@ def test_warnings_land_in_the_json_and_not_on_stderr(seed_csv, tmp_path, monkeyp
     """numpy overflow inside identify and a reader's warning: counted in `warnings`, stderr stays empty."""
     import warnings
 
-    from nlid_core import estimate, io
+    from nlid_core import estimate, guard
 
     original_ee = estimate.equation_error
-    original_load = io.load_records
+    original_load = guard.load_records_guarded
 
     def noisy_ee(*args, **kwargs):
         big = np.float64(1e300)
@@ -284,7 +284,7 @@ def test_warnings_land_in_the_json_and_not_on_stderr(seed_csv, tmp_path, monkeyp
         return original_load(*args, **kwargs)
 
     monkeypatch.setattr(estimate, "equation_error", noisy_ee)
-    monkeypatch.setattr(io, "load_records", noisy_load)
+    monkeypatch.setattr(guard, "load_records_guarded", noisy_load)
     out = tmp_path / "fit.json"
     status = main(["identify", str(seed_csv), "--terms", "m0,c1,k1,k3", "--method", "equation-error", "--json",
                    str(out), "--quiet"])
