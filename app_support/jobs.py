@@ -263,14 +263,14 @@ class _Reporter:
         self._stage = ""
 
     def __call__(self, stage: str, fraction: float, message: str) -> None:
-        now = time.monotonic()
-        if stage == self._stage and now - self._last < PROGRESS_EVERY_S and fraction < 1.0:
-            return
-        self._last, self._stage = now, stage
         try:
             f = float(fraction)
         except (TypeError, ValueError):
             f = 0.0
+        now = time.monotonic()
+        if stage == self._stage and now - self._last < PROGRESS_EVERY_S and f < 1.0:
+            return
+        self._last, self._stage = now, stage
         self._conn.send_bytes(_dumps(("progress", str(stage)[:200], f, str(message)[:500])))
 
 
