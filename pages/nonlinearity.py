@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app_support import cache, state
+from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
@@ -17,37 +18,22 @@ rec = recs[name]
 try:
     full = cache.derived(cache.record_key(rec), "savgol", rec) if rec.a is None or rec.v is None else rec
 except NlidError as exc:
-    st.error(f"Could not derive velocity/acceleration: {exc}")
+    st.error(f"Could not derive velocity/acceleration: {esc(exc)}")
     st.stop()
 if full is not rec:
     st.caption("Velocity and/or acceleration derived from displacement (Savitzky-Golay) for these plots.")
 
-
-@st.cache_data(max_entries=8, show_spinner="Analysing the record...")
-def analyse(key: str, _rec):  # type: ignore[no-untyped-def]
-    harmonics = nonlinearity.harmonic_distortion(_rec)
-    check = nonlinearity.linear_fit_check(_rec)
-    return {
-        "summary": nonlinearity.evidence_summary(_rec, harmonics=harmonics, check=check),
-        "spectrum": nonlinearity.spectrum(_rec),
-        "harmonics": harmonics,
-        "spectrogram": nonlinearity.spectrogram(_rec, channel="x"),
-        "restoring": nonlinearity.restoring_force(_rec),
-        "check": check,
-        "band": nonlinearity.excitation_band(_rec),
-    }
-
-
 try:
-    ev = analyse(cache.record_key(full), full)
+    with st.spinner("Analysing the record..."):
+        ev = cache.evidence(cache.record_key(full), full)
 except NlidError as exc:
-    st.error(f"Analysis failed: {exc}")
+    st.error(f"Analysis failed: {esc(exc)}")
     st.stop()
 
 with st.container(key="nl_summary", border=True):
     st.subheader("What the data suggest")
-    for line in ev["summary"]:
-        st.markdown(f"- {line}")
+    for line in ev.summary:
+        st.markdown(f"- {esc(line)}")
 
 tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
     ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels", "Linear model"])
@@ -58,9 +44,9 @@ with tab_loops:
     right.plotly_chart(figures.fig_hysteresis(full, against="v", color_by=color), key="loop_v")
 with tab_restoring:
     left, right = st.columns(2)
-    left.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="x"), key="rf_x")
-    right.plotly_chart(figures.fig_restoring_force(ev["restoring"], against="v"), key="rf_v")
-    surface = nonlinearity.restoring_surface(ev["restoring"])
+    left.plotly_chart(figures.fig_restoring_force(ev.restoring, against="x"), key="rf_x")
+    right.plotly_chart(figures.fig_restoring_force(ev.restoring, against="v"), key="rf_v")
+    surface = nonlinearity.restoring_surface(ev.restoring)
     run = state.active_run()
     model_force = None
     if run is not None and run.result.success:
@@ -73,22 +59,22 @@ with tab_restoring:
     st.dataframe(
         pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
                        **{k: f"{v:.4g} {m.units.get(k, '')}" for k, v in m.values.items()}}
-                      for m in ev["check"].rows]),
+                      for m in ev.check.rows]),
         hide_index=True, key="linear_check",
     )
 with tab_spectra:
-    band = ev["band"]
-    spec = ev["spectrum"]
+    band = ev.band
+    spec = ev.spectrum
     peak = float(spec.freq_hz[1:][np.argmax(spec.psd["f"][1:])]) if "f" in spec.psd and spec.freq_hz.size > 1 else None
     st.plotly_chart(figures.fig_spectrum(spec, harmonics_of=peak), key="spectrum_fig")
     if peak:
         st.caption(f"Dotted lines: harmonics of the strongest force frequency ({peak:.3g} Hz).")
     st.caption(f"Force power lies mainly between {band[0]:.3g} and {band[1]:.3g} Hz.")
-    times, freqs, power = ev["spectrogram"]
+    times, freqs, power = ev.spectrogram
     st.plotly_chart(figures.fig_spectrogram(times, freqs, power, max_freq=min(6 * band[1], full.fs / 2)),
                     key="spectrogram_fig")
     against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True, key="harm_against")
-    st.plotly_chart(figures.fig_harmonics(ev["harmonics"], against=against), key="harmonics_fig")
+    st.plotly_chart(figures.fig_harmonics(ev.harmonics, against=against), key="harmonics_fig")
     with st.expander("Two-tone test: sum and difference frequencies"):
         t1, t2 = st.columns(2)
         f_a = t1.number_input("First tone [Hz]", min_value=0.01, value=max(band[0], 0.01), key="tone1")
@@ -96,7 +82,7 @@ with tab_spectra:
         try:
             lines = nonlinearity.two_tone_products(full, f_a, f_b)
         except NlidError as exc:
-            st.error(str(exc))
+            st.error(esc(exc))
         else:
             st.caption("For a steady two-tone force, a linear system answers only at the two tones; harmonics and"
                        " intermodulation products p·f1 + q·f2 above about -40 dB point to a nonlinearity.")
@@ -112,11 +98,11 @@ with tab_levels:
             frfs = [(n, nonlinearity.frf(recs[n])) for n in chosen]
             levels = nonlinearity.equivalent_linear([recs[n] for n in chosen])
         except NlidError as exc:
-            st.error(str(exc))
+            st.error(esc(exc))
         else:
             st.plotly_chart(figures.fig_frf_overlay(frfs), key="frf_fig")
             for line in nonlinearity.level_drift_summary(levels):
-                st.markdown(f"- {line}")
+                st.markdown(f"- {esc(line)}")
             if len(levels) > 1:
                 st.plotly_chart(figures.fig_equivalent_linear(levels), key="eqlin_fig")
             st.dataframe(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "m0": e.m0, "c1": e.c1,
@@ -130,14 +116,13 @@ with tab_linear:
         try:
             lin = identify(full if rec.v is None else rec, "m0,c1,k1")
         except NlidError as exc:
-            st.error(str(exc))
+            st.error(esc(exc))
         else:
-            st.session_state["nlid_linear_fit"] = (cache.record_key(rec), lin)
-    stored = st.session_state.get("nlid_linear_fit")
-    if stored and stored[0] == cache.record_key(rec):
-        lin = stored[1]
+            state.set_linear_fit(cache.record_key(rec), lin)
+    lin = state.linear_fit(cache.record_key(rec))
+    if lin is not None:
         if not lin.success:
-            st.error(lin.message)
+            st.error(esc(lin.message))
         else:
             st.code(lin.equation(), language=None, wrap_lines=True)
             m = lin.metrics[0]
