@@ -1489,7 +1489,7 @@ def equivalent_linear(records: Sequence[Record]) -> tuple[EquivalentLinear, ...]
         out.append(EquivalentLinear(
             record=rec.name, x_rms=float(np.sqrt(np.mean((rec.x - rec.x.mean()) ** 2))), m0=m0, c1=c1, k1=k1,
             f_n_hz=math.sqrt(k1 / m0) / (2 * math.pi) if ok else math.nan,
-            zeta=c1 / (2 * math.sqrt(k1 * m0)) if ok else math.nan,
+            zeta=c1 / (2 * math.sqrt(k1) * math.sqrt(m0)) if ok else math.nan,  # k1·m0 may underflow (1e-200 N)
             nrmse=fit.metrics[0].nrmse, units={e.name: e.unit for e in fit.estimates}, x_unit=rec.unit("x"),
         ))
     return tuple(sorted(out, key=lambda e: e.x_rms))

@@ -224,3 +224,11 @@ def test_validation_lists_its_numerical_warnings_in_the_report(seed, monkeypatch
     line = f"validation on {seed.name}: numpy: invalid value encountered in sqrt"
     assert line in result_to_dict(fit, [val])["warnings"]
     assert line in format_report(fit, [val])
+
+
+def test_equivalent_linear_parameters_of_a_tiny_force(seed):
+    from nlid_core.nonlinearity import equivalent_linear
+
+    ref = equivalent_linear([seed])[0]
+    tiny = equivalent_linear([_scaled(seed, force=1e-200)])[0]  # k1·m0 underflows: ZeroDivisionError before
+    assert tiny.zeta == pytest.approx(ref.zeta, rel=1e-9) and tiny.f_n_hz == pytest.approx(ref.f_n_hz, rel=1e-9)
