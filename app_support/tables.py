@@ -1,4 +1,9 @@
-"""Result tables for the pages (pandas frames built from nlid_core results; no computation)."""
+"""Result tables for the pages (pandas frames built from nlid_core results; no computation).
+
+``st.dataframe`` shows cells and column names as plain text, so record names
+and units in these tables need no markdown escaping; text from them placed in
+``st.markdown`` or an alert goes through :func:`app_support.text.esc`.
+"""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def test_bad_upload_keeps_earlier_data(tmp_path):
     at.file_uploader(key="upload").set_value(("broken.csv", b"t,f,x\n0,1\nabc,2,3\n", "text/csv")).run()
     at.button(key="load_upload").click().run()
     assert not at.exception
-    assert any("broken.csv" in e.value for e in at.error)
+    assert any("broken.csv" in e.value.replace("\\", "") for e in at.error)  # names are markdown-escaped
     assert list(at.session_state[state.RECORDS]) == ["seed"]
 
 

@@ -1,0 +1,201 @@
+"""The shared dashboard process stays safe and bounded: escaped user text, isolated uploads, capped memory."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import state
+from app_support.cache import ByteBudgetCache, nbytes_of, upload_extension, upload_record_name
+from nlid_core.errors import DataValidationError
+from nlid_core.estimate import FitOptions, identify
+from nlid_core.examples import make_example
+from nlid_core.models import TermModel
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 90
+IMAGE_NAME = "![x](http://host/p.png).csv"
+
+
+def csv_bytes(n: int = 400, amp: float = 1.0) -> bytes:
+    t = np.arange(n) / 100.0
+    return pd.DataFrame({"t": t, "f": amp * np.sin(2 * np.pi * t), "x": 1e-3 * amp * np.sin(2 * np.pi * t - 0.3)}
+                        ).to_csv(index=False).encode()
+
+
+def data_page() -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    return at
+
+
+def upload(at: AppTest, *files: tuple[str, bytes]) -> AppTest:
+    at.file_uploader(key="upload").set_value([(name, data, "text/csv") for name, data in files]).run()
+    at.button(key="load_upload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+# --------------------------------------------------------------------------- escaping and uploads
+def test_markdown_in_a_file_name_is_rendered_escaped():
+    at = upload(data_page(), (IMAGE_NAME, csv_bytes()))
+    assert list(at.session_state[state.RECORDS]) == ["![x](http://host/p.png)"]
+    success = " ".join(s.value for s in at.success)
+    assert not any("![" in b.label.replace(r"\!\[", "") for b in at.button)  # "Remove ..."
+    # the sidebar (AppTest renders app.py's own elements only on the entry page)
+    at.switch_page("app.py").run()
+    assert not at.exception
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    for text in (success, sidebar):
+        assert r"\!\[" in text
+        assert "![" not in text.replace(r"\!\[", "")
+
+
+def test_a_300_character_file_name_loads():
+    long_name = "a" * 300 + ".csv"
+    at = upload(data_page(), (long_name, csv_bytes()))
+    assert not at.error, [e.value for e in at.error]
+    (name,) = at.session_state[state.RECORDS]
+    assert name.startswith("aaa") and len(name) <= 80
+
+
+def test_a_failing_upload_names_the_file_and_keeps_earlier_records():
+    at = upload(data_page(), ("good.csv", csv_bytes()))
+    upload(at, ("bad_*name*.csv", b"t,f,x\n0,1\nabc,2,3\n"), ("worse.mat", b"not a MATLAB file at all"))
+    assert list(at.session_state[state.RECORDS]) == ["good"]
+    errors = [e.value for e in at.error]
+    assert len(errors) == 2
+    assert r"bad\_\*name\*" in errors[0] and "\n" not in errors[0]
+    assert "upload.csv" not in errors[0]  # the temporary file's name never shows
+    assert "worse" in errors[1] and "\n" not in errors[1]
+
+
+def test_upload_names_and_extensions():
+    assert upload_record_name("rig run 3.CSV") == "rig run 3"
+    assert upload_record_name("line\nbreak.csv") == "line break"
+    assert upload_record_name(".csv") == "upload"
+    assert upload_record_name("archive.tar.gz") == "archive.tar.gz"
+    assert upload_extension("data.XLSX") == ".xlsx"
+    with pytest.raises(DataValidationError, match="unsupported file type"):
+        upload_extension("evil.py")
+    with pytest.raises(DataValidationError, match="no extension"):
+        upload_extension("noext")
+
+
+def test_the_record_limit_per_session(monkeypatch):
+    monkeypatch.setenv("NLID_MAX_RECORDS", "2")
+    at = upload(data_page(), ("one.csv", csv_bytes()), ("two.csv", csv_bytes(amp=2)), ("three.csv", csv_bytes(amp=3)))
+    assert list(at.session_state[state.RECORDS]) == ["one", "two"]
+    assert any("NLID_MAX_RECORDS" not in e.value and "remove a record" in e.value for e in at.error)
+
+
+# --------------------------------------------------------------------------- run history
+@pytest.fixture(scope="module")
+def seed_fit():
+    rec = make_example("seed")
+    cfg = _config(rec)
+    return rec, cfg, identify(rec, cfg.model, params=cfg.params, options=cfg.options)
+
+
+def _config(rec):
+    model = TermModel(("m0", "m1", "c1", "c2", "k1", "k3"))
+    return state.ModelConfig(terms=model.terms, settings=model.settings, params=model.default_parameters(),
+                             options=FitOptions(), fit_records=(rec.name,))
+
+
+def test_add_run_keeps_the_newest_runs_in_full(monkeypatch, seed_fit):
+    _, cfg, fit = seed_fit
+    monkeypatch.setattr(state.st, "session_state", {})
+    monkeypatch.setenv("NLID_MAX_RUNS_KEPT", "2")
+    for _ in range(5):
+        state.add_run(cfg, fit, 1.0)
+    kept = state.runs()
+    assert [r.detailed for r in kept] == [False, False, False, True, True]
+    assert all(r.result.records == () for r in kept[:3]) and all(r.result.records for r in kept[3:])
+    assert all(r.result.estimates == fit.estimates and r.config == cfg for r in kept)
+    assert nbytes_of(kept[0]) < nbytes_of(fit) / 20
+    # the newest successful run keeps its detail after failed runs (Identify makes it active again)
+    failed = dataclasses.replace(fit, success=False, message="diverged", records=())
+    state.add_run(cfg, failed, 1.0)
+    state.add_run(cfg, failed, 1.0)
+    assert [r.detailed for r in state.runs()] == [False, False, False, False, True, True, True]
+    # validations are capped too, oldest first
+    monkeypatch.setenv("NLID_MAX_VALIDATIONS", "3")
+    for k in range(5):
+        state.add_validation((k, "seed", 50), object())  # type: ignore[arg-type]
+    assert list(state.validations()) == [(k, "seed", 50) for k in (2, 3, 4)]
+
+
+def test_pages_render_a_summarised_run(seed_fit):
+    _, cfg, fit = seed_fit
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="load_example").click().run()
+    detailed = state.Run(id=1, label="#1 first", created="00:00:00", config=cfg, result=fit, elapsed_s=1.0)
+    at.session_state[state.RUNS] = [state.summarise(detailed), dataclasses.replace(detailed, id=2, label="#2")]
+    at.session_state[state.ACTIVE_RUN] = 1
+    for page in ("identify", "nonlinearity", "validate", "export"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+    at.switch_page("pages/validate.py").run()
+    assert any(state.DROPPED in i.value.replace("\\", "") for i in at.info)
+    assert at.dataframe  # the validation itself still runs from the kept parameters
+    at.switch_page("pages/export.py").run()
+    assert any(state.DROPPED in i.value.replace("\\", "") for i in at.info)
+    at.button(key="build_report").click().run()
+    assert not at.exception
+    assert "<html" in at.session_state[state.REPORT_HTML][1]
+
+
+# --------------------------------------------------------------------------- the byte-bounded cache
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_byte_budget_cache_evicts_least_recently_used_by_bytes(monkeypatch):
+    mb = 2**20
+    monkeypatch.setattr("app_support.cache.TRIM_AFTER_BYTES", 2 * mb)
+    released = []
+    cache = ByteBudgetCache(3 * mb, sizeof=nbytes_of, release=lambda: released.append(cache.stats().nbytes))
+    arrays = {k: np.zeros(mb // 8) for k in "abcd"}  # 1 MB each
+    for k in "abc":
+        assert cache.put(k, arrays[k])
+    assert len(cache) == 3 and cache.stats().nbytes == 3 * mb
+    assert cache.get("a") is arrays["a"]  # a is now the most recently used
+    cache.put("d", arrays["d"])
+    assert "b" not in cache and all(k in cache for k in "acd")
+    assert cache.stats().nbytes <= 3 * mb
+    # one big value replaces several small ones; a value above the budget is not stored
+    assert cache.put("big", np.zeros(2 * mb // 8))
+    assert cache.stats().nbytes <= 3 * mb and "big" in cache and len(cache) == 2
+    assert not cache.put("huge", np.zeros(4 * mb // 8)) and "huge" not in cache
+    assert len(released) == 1  # once 2 MB were dropped (b, then c)
+
+
+def test_byte_budget_cache_sizes_records_and_expires_unused_entries():
+    rec = make_example("seed")
+    channels = [getattr(rec, c) for c in ("t", "f", "x", "v", "a")]
+    assert nbytes_of(rec) == sum(arr.nbytes for arr in channels if arr is not None)
+    clock = Clock()
+    cache = ByteBudgetCache(10 * 2**20, ttl_s=60, clock=clock)
+    calls = []
+    value = cache.get_or_compute("seed", lambda: calls.append(1) or rec)
+    assert value is rec and cache.get_or_compute("seed", lambda: calls.append(1) or rec) is rec and len(calls) == 1
+    clock.t = 59
+    assert cache.get("seed") is rec  # used again: its time-to-live starts over
+    clock.t = 59 + 61
+    assert cache.get("seed") is None and len(cache) == 0 and cache.stats().nbytes == 0
+    with pytest.raises(ZeroDivisionError):
+        cache.get_or_compute("bad", lambda: 1 / 0)
+    assert "bad" not in cache
