@@ -534,25 +534,37 @@ def positive_mass(params: ParameterSet, model: TermModel, records: Sequence[Reco
 
 
 def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record], *, simulate: bool) -> None:
-    """Refuse units in which a free coefficient (or, to simulate, its sensitivity) leaves floating point."""
+    """Refuse units in which a free coefficient (or, to simulate, the response's sensitivity to it) leaves
+    floating point: the coefficient is about ``2**e`` and its sensitivity about ``X / 2**e``."""
     e_f, e_x = _data_scales(recs)
     exps = _coefficient_exponents(model, e_f, e_x)
-    bad = []
-    for name, e, free in zip(model.terms, exps, params.free_mask, strict=True):
+
+    def dec(e: int) -> str:
+        return f"1e{int(round(e * math.log10(2))):+d}"
+
+    coef, sens = [], []
+    for name, e, free in zip(model.terms, (int(v) for v in exps), params.free_mask, strict=True):
         if not free:
             continue
-        worst = max(abs(int(e)), abs(e_x - int(e)) if simulate else 0)
-        if worst > _MAX_SCALE_EXP:
-            bad.append(f"{name} (~1e{int(round(int(e) * math.log10(2))):+d} {params[name].unit})")
-    if bad:
-        amp = max(float(np.max(np.abs(r.f))) for r in recs)
-        xmax = max(float(np.max(np.abs(r.x))) for r in recs)
-        raise DataValidationError(
-            f"with forces up to {amp:.3g} {recs[0].unit('f')} and displacements up to {xmax:.3g}"
-            f" {recs[0].unit('x')} the coefficient(s) {', '.join(bad)} come too close to the limits of"
-            " floating-point numbers (1e-308 to 1e308) to " + ("simulate" if simulate else "estimate")
-            + "; express the force or the displacement in another unit (e.g. --units x=mm)"
-        )
+        if abs(e) > _MAX_SCALE_EXP:
+            coef.append(f"{name} ~{dec(e)} {params[name].unit}")
+        elif simulate and abs(e_x - e) > _MAX_SCALE_EXP:
+            sens.append(f"to {name} ~{dec(e_x - e)}")
+    if not (coef or sens):
+        return
+    amp = max(float(np.max(np.abs(r.f))) for r in recs)
+    xmax = max(float(np.max(np.abs(r.x))) for r in recs)
+    what = []
+    if coef:
+        what.append(f"coefficients ({', '.join(coef)})")
+    if sens:
+        what.append(f"sensitivities of the response ({', '.join(sens)})")
+    raise DataValidationError(
+        f"forces up to {amp:.3g} {recs[0].unit('f')} and displacements up to {xmax:.3g} {recs[0].unit('x')} give "
+        + " and ".join(what) + " too close to the limits of floating point (1e±308) to "
+        + ("simulate" if simulate else "estimate") + "; express the force or the displacement in another unit"
+        " (e.g. --units x=mm)"
+    )
 
 
 def _rms(a: FloatArray) -> float:

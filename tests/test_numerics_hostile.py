@@ -79,7 +79,7 @@ def test_force_of_1e_minus_200_is_identified_by_output_error(seed):
 def test_coefficients_beyond_floating_point_give_a_specific_error(seed):
     rec = _scaled(seed, disp=1e-200)  # k3 would be ~1e604 N/m^3
     for method in ("equation-error", "two-stage"):
-        with pytest.raises(DataValidationError, match=r"k3 \(~1e\+60\d N/m\^3\).*another unit"):
+        with pytest.raises(DataValidationError, match=r"coefficients \(.*k3 ~1e\+60\d N/m\^3\).*another unit"):
             identify(rec, SEED_TERMS, options=FitOptions(method=method))
     # the linear model's coefficients still fit into floating point: equation error gets them right
     fit = identify(rec, "m0,c1,k1", options=EE)
@@ -232,3 +232,12 @@ def test_equivalent_linear_parameters_of_a_tiny_force(seed):
     ref = equivalent_linear([seed])[0]
     tiny = equivalent_linear([_scaled(seed, force=1e-200)])[0]  # k1·m0 underflows: ZeroDivisionError before
     assert tiny.zeta == pytest.approx(ref.zeta, rel=1e-9) and tiny.f_n_hz == pytest.approx(ref.f_n_hz, rel=1e-9)
+
+
+def test_simulation_needs_representable_sensitivities(seed):
+    """Equation error copes with a displacement of 1e-151 m; simulating it would need sensitivities of 1e-302."""
+    rec = _scaled(seed, disp=1e-150)
+    fit = identify(rec, "m0,c1,k1", options=EE)
+    assert fit.values["k1"] == pytest.approx(identify(seed, "m0,c1,k1", options=EE).values["k1"] * 1e150, rel=1e-9)
+    with pytest.raises(DataValidationError, match=r"sensitivities of the response \(to m0 ~1e-30\d.*to simulate"):
+        identify(rec, "m0,c1,k1")
