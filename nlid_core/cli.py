@@ -60,17 +60,26 @@ def one_line(text: object, limit: int = MESSAGE_CHARS) -> str:
     limit : int
         Longest result, at least 2.
     """
-    raw = _ESCAPES.sub("", str(text))
+    out = " ".join(_printable(str(text)).split())
+    if len(out) > limit:
+        out = out[: max(limit - 1, 1)].rstrip() + "…"
+    return out
+
+
+def _printable(text: str) -> str:
+    """``text`` without escape sequences and control characters; whitespace and separators become spaces."""
     kept = []
-    for ch in raw:
+    for ch in _ESCAPES.sub("", text):
         if ch.isprintable():
             kept.append(ch)
         elif ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp"):
             kept.append(" ")
-    out = " ".join("".join(kept).split())
-    if len(out) > limit:
-        out = out[: max(limit - 1, 1)].rstrip() + "…"
-    return out
+    return "".join(kept)
+
+
+def _print_report(text: str) -> None:
+    """Print a multi-line text on stdout, each line free of terminal escapes (file and column names are user data)."""
+    print("\n".join(_printable(line) for line in text.split("\n")))
 
 
 class _UsageError(Exception):
@@ -277,7 +286,7 @@ def _identify(args: argparse.Namespace) -> int:
     if notes or tally:
         fit = dataclasses.replace(fit, warnings=(*fit.warnings, *notes, *tally.lines()))
     if not args.quiet:
-        print(format_report(fit, validations))
+        _print_report(format_report(fit, validations))
     if args.json:
         out = Path(args.json)
         try:
@@ -311,7 +320,8 @@ def _example(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise NlidError(f"cannot write `{args.out}`: {exc.strerror}") from None
     truth = ", ".join(f"{k}={v:g}" for k, v in rec.meta["true_parameters"].items())
-    print(f"wrote {path} ({rec.n} samples, {rec.fs:.6g} Hz; channels {','.join(rec.channels)}; truth {truth})")
+    _print_report(f"wrote {path} ({rec.n} samples, {rec.fs:.6g} Hz; channels {','.join(rec.channels)};"
+                  f" truth {truth})")
     return 0
 
 
@@ -335,8 +345,8 @@ def _excitation(args: argparse.Namespace) -> int:
         sig.to_frame().to_csv(args.out, index=False, float_format="%.10g")
     except OSError as exc:
         raise NlidError(f"cannot write `{args.out}`: {exc.strerror}") from None
-    print(f"wrote {args.out}: {sig.kind}, {sig.n_samples} samples at {sig.fs_hz:g} Hz, peak {sig.peak:.4g} N,"
-          f" rms {sig.rms:.4g} N, crest factor {sig.crest_factor:.2f}")
+    _print_report(f"wrote {args.out}: {sig.kind}, {sig.n_samples} samples at {sig.fs_hz:g} Hz, peak {sig.peak:.4g}"
+                  f" N, rms {sig.rms:.4g} N, crest factor {sig.crest_factor:.2f}")
     return 0
 
 

@@ -264,6 +264,37 @@ def test_a_successful_fit_prints_nothing_on_stderr(seed_csv, tmp_path, capsys):
     assert not any(w.startswith("numpy:") for w in json.loads(out.read_text())["warnings"])
 
 
+def test_a_successful_fit_prints_nothing_on_stderr_in_a_real_process(seed_record, tmp_path):
+    """x in units of 1e-30 m: a numpy overflow warning (covariance of k3) was printed on stderr before."""
+    import pandas as pd
+
+    path = tmp_path / "tiny_x.csv"
+    pd.DataFrame({"t": seed_record.t, "f": seed_record.f, "x": seed_record.x * 1e-30}).to_csv(path, index=False)
+    out = tmp_path / "fit.json"
+    proc = subprocess.run([sys.executable, "-m", "nlid_core", "identify", str(path), "--method", "equation-error",
+                           "--json", str(out), "--quiet"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[:500]
+    assert json.loads(out.read_text())["parameters"]["k3"]["value"] > 1e90
+
+
+def test_displacement_in_odd_units_fits_silently(seed_record, tmp_path, capsys):
+    """x recorded in units of 1e-30 m printed numpy overflow warnings on stderr before (identifiability)."""
+    import pandas as pd
+
+    docs = []
+    for scale in (1.0, 1e-30):
+        path = tmp_path / f"x_{scale:g}.csv"
+        pd.DataFrame({"t": seed_record.t, "f": seed_record.f, "x": seed_record.x * scale}).to_csv(path, index=False)
+        out = tmp_path / "fit.json"
+        assert main(["identify", str(path), "--terms", "m0,c1,k1,k3", "--json", str(out), "--quiet"]) == 0
+        assert capsys.readouterr().err == ""
+        docs.append(json.loads(out.read_text()))
+    for name, power in (("m0", 1), ("c1", 1), ("k1", 1), ("k3", 3)):
+        want = docs[0]["parameters"][name]["value"] * 1e30**power
+        assert abs(docs[1]["parameters"][name]["value"] / want - 1) < 1e-6, name
+    assert not any(w.startswith("numpy:") for w in docs[1]["warnings"])
+
+
 def test_warnings_land_in_the_json_and_not_on_stderr(seed_csv, tmp_path, monkeypatch, capsys):
     """numpy overflow inside identify and a reader's warning: counted in `warnings`, stderr stays empty."""
     import warnings
@@ -340,3 +371,12 @@ def test_resampling_a_stray_far_sample_is_refused_with_the_reason(tmp_path, caps
     assert main(["identify", str(path), "--resample"]) == 2
     line = _one_clean_line(capsys.readouterr().err)
     assert "one interval of 1000 s" in line and "among intervals of 1 µs" in line and "1e+09 samples" in line
+
+
+def test_report_lines_carry_no_terminal_escapes_from_file_names(seed_record, tmp_path, capsys):
+    path = tmp_path / "run\x1b[2J\x1b]0;title\x07.csv"
+    write_record(seed_record, path)
+    assert main(["identify", str(path), "--terms", "m0,c1,k1,k3", "--method", "equation-error"]) == 0
+    captured = capsys.readouterr()
+    assert "Identified equation" in captured.out and "run" in captured.out
+    assert "\x1b" not in captured.out and "\x07" not in captured.out and captured.err == ""
