@@ -22,11 +22,13 @@ the limit, before allocating what they declare):
 ``mat_v4_huge_dims``            a MATLAB v4 header declaring 100 000 x 100 000 doubles
 ``parquet_rle_bomb``            one RLE run of ``rows`` values in a ~300 byte file
 ``parquet_lying_rle``           as ``parquet_rle_bomb`` but the footer declares 100 rows
+``parquet_page_bomb``           a GZIP page declaring 1.5 GB under a footer declaring 800 bytes
 ``parquet_many_row_groups``     ``row_groups`` row groups of one row each
+``parquet_bad_histogram``       column metadata that makes pyarrow 26 abort when its accessor is built
 ``parquet_corrupt_footer``      a valid file whose footer length is garbage
 ``csv_many_rows``               ``rows`` data rows (for a lowered ``NLID_MAX_ROWS``)
 ``csv_wide``                    a header of ``columns`` columns
-``csv_long_line``               a single line of several MB with no line break
+``csv_long_line``               a data line of several MB of ``1,1,1,...`` with no line break
 ``csv_long_row``                row 30 has one field more than the header (not an index)
 ``csv_comma_decimal_comma``     comma delimiter and decimal commas, unquoted: ambiguous
 ==============================  ==============================================================
@@ -68,7 +70,9 @@ __all__ = [
     "mat_v4_huge_dims",
     "parquet_rle_bomb",
     "parquet_lying_rle",
+    "parquet_page_bomb",
     "parquet_many_row_groups",
+    "parquet_bad_histogram",
     "parquet_corrupt_footer",
     "csv_many_rows",
     "csv_wide",
@@ -168,7 +172,8 @@ def _data_rows(n: int) -> bytes:
     out = []
     for i, row in enumerate(_rows(n)):
         r = i + 2
-        out.append(f'<row r="{r}">' + "".join(f'<c r="{col}{r}"><v>{v}</v></c>' for col, v in zip("ABC", row)) + "</row>")
+        cells = "".join(f'<c r="{col}{r}"><v>{v}</v></c>' for col, v in zip("ABC", row))
+        out.append(f'<row r="{r}">{cells}</row>')
     return "".join(out).encode()
 
 
@@ -208,11 +213,12 @@ def xlsx_zip_bomb(directory: Path, uncompressed_mb: float = 112.0) -> Path:
     return _xlsx(Path(directory) / "zip_bomb.xlsx", chunks())
 
 
-def xlsx_many_rows(directory: Path, rows: int = 5_000) -> Path:
-    """A genuine sheet with a dimension element and ``rows`` data rows."""
+def xlsx_many_rows(directory: Path, rows: int = 5_000, dimension: bool = True) -> Path:
+    """A genuine sheet of ``rows`` data rows, with or without a ``<dimension>`` element."""
     return _xlsx(
         Path(directory) / "many_rows.xlsx",
-        [_sheet_head(f"A1:C{rows + 1}"), b"<sheetData>", _header_row(), _data_rows(rows), b"</sheetData></worksheet>"],
+        [_sheet_head(f"A1:C{rows + 1}" if dimension else None), b"<sheetData>", _header_row(), _data_rows(rows),
+         b"</sheetData></worksheet>"],
     )
 
 
@@ -229,7 +235,7 @@ def _mat5_header() -> bytes:
 
 def _mat5_matrix_head(name: bytes, dims: tuple[int, int], data_bytes: int) -> bytes:
     """miMATRIX tag and sub-elements up to the tag of the real part (data not included)."""
-    flags = struct.pack("<II", 8, 8) + struct.pack("<II", _MX_DOUBLE, 0)
+    flags = struct.pack("<II", _MI_UINT32, 8) + struct.pack("<II", _MX_DOUBLE, 0)
     dim = struct.pack("<II", _MI_INT32, 8) + struct.pack("<ii", *dims)
     name_el = struct.pack("<HH", _MI_INT8, len(name)) + name.ljust(4, b"\x00")  # small data element
     real_tag = struct.pack("<II", _MI_DOUBLE, data_bytes)
@@ -397,6 +403,86 @@ def parquet_lying_rle(directory: Path, rows: int = 1_300_000_000) -> Path:
     return _rle_parquet(Path(directory) / "lying_rle.parquet", 100, rows)
 
 
+def _crc32_zeros(crc: int, n: int) -> int:
+    """CRC-32 of some data followed by ``n`` zero bytes, from the CRC-32 of the data (no pass over the zeros)."""
+
+    def times(matrix: list[int], vector: int) -> int:
+        out, i = 0, 0
+        while vector:
+            if vector & 1:
+                out ^= matrix[i]
+            vector >>= 1
+            i += 1
+        return out
+
+    def square(matrix: list[int]) -> list[int]:
+        return [times(matrix, row) for row in matrix]
+
+    # operator of one zero bit on the reflected register, squared up to one zero byte
+    op = [0xEDB88320] + [1 << k for k in range(31)]
+    for _ in range(3):
+        op = square(op)
+    state = crc ^ 0xFFFFFFFF
+    while n:
+        if n & 1:
+            state = times(op, state)
+        n >>= 1
+        op = square(op)
+    return state ^ 0xFFFFFFFF
+
+
+def _gzip_zeros(n_bytes: int) -> bytes:
+    """A gzip member of ``n_bytes`` zeros made from one repeated deflate block (see :func:`_deflate_zeros`)."""
+    block_len = 8 * 1024 * 1024
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = comp.compress(bytes(block_len)) + comp.flush(zlib.Z_FULL_FLUSH)
+    n_blocks, rest = divmod(n_bytes, block_len)
+    tail = comp.compress(bytes(rest)) + comp.flush(zlib.Z_FULL_FLUSH) if rest else b""
+    trailer = struct.pack("<II", _crc32_zeros(0, n_bytes), n_bytes & 0xFFFFFFFF)
+    return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + block * n_blocks + tail + b"\x03\x00" + trailer
+
+
+def parquet_page_bomb(directory: Path, inflated_mb: float = 1500.0, honest_footer: bool = False) -> Path:
+    """A 1.5 MB Parquet file whose one GZIP page declares (and inflates to) ``inflated_mb`` MB.
+
+    The footer is modest (100 rows, 800 bytes decompressed; with
+    ``honest_footer`` the column chunk declares the page's size); pyarrow
+    allocates and inflates the page at the size its own header declares.
+    """
+    T = _Thrift
+    rows = 100
+    n_bytes = int(inflated_mb * 1e6)
+    data = _gzip_zeros(n_bytes)
+    header = T.struct([
+        (1, T.I32, 0),
+        (2, T.I32, n_bytes),
+        (3, T.I32, len(data)),
+        (5, T.STRUCT, T.struct([(1, T.I32, rows), (2, T.I32, 0), (3, T.I32, 3), (4, T.I32, 3)])),
+    ])
+    page = header + data
+    meta = T.struct([
+        (1, T.I32, 5),
+        (2, T.LIST, (T.I32, [0])),
+        (3, T.LIST, (T.BINARY, [b"x"])),
+        (4, T.I32, 2),  # GZIP
+        (5, T.I64, rows),
+        (6, T.I64, (n_bytes if honest_footer else rows * 8) + len(header)),
+        (7, T.I64, len(page)),
+        (9, T.I64, 4),
+    ])
+    column = T.struct([(2, T.I64, 4), (3, T.STRUCT, meta)])
+    row_group = T.struct([(1, T.LIST, (T.STRUCT, [column])), (2, T.I64, rows * 8), (3, T.I64, rows)])
+    schema = [
+        T.struct([(4, T.BINARY, b"schema"), (5, T.I32, 1)]),
+        T.struct([(1, T.I32, 5), (3, T.I32, 0), (4, T.BINARY, b"x")]),
+    ]
+    footer = T.struct([(1, T.I32, 1), (2, T.LIST, (T.STRUCT, schema)), (3, T.I64, rows),
+                       (4, T.LIST, (T.STRUCT, [row_group]))])
+    path = Path(directory) / "page_bomb.parquet"
+    path.write_bytes(b"PAR1" + page + footer + struct.pack("<I", len(footer)) + b"PAR1")
+    return path
+
+
 def parquet_many_row_groups(directory: Path, row_groups: int = 200_000) -> Path:
     """A Parquet file of ``row_groups`` row groups of one row each; every row group shares one data page.
 
@@ -438,6 +524,43 @@ def parquet_many_row_groups(directory: Path, row_groups: int = 200_000) -> Path:
     return path
 
 
+def parquet_bad_histogram(directory: Path) -> Path:
+    """A small file whose column metadata holds a repetition-level histogram of the wrong size.
+
+    Constructing pyarrow's column-chunk metadata object from it aborts the
+    process (pyarrow 26: a C++ exception escapes); reading the table reports
+    it as an error.
+    """
+    T = _Thrift
+    rows = 3
+    values = struct.pack("<3d", 0.0, 1.0, 2.0)
+    page = _page_header(0, len(values), 5, T.struct([(1, T.I32, rows), (2, T.I32, 0), (3, T.I32, 3), (4, T.I32, 3)]))
+    page += values
+    size_statistics = T.struct([(2, T.LIST, (T.I64, [1, 2, 3, 4]))])
+    meta = T.struct([
+        (1, T.I32, 5),
+        (2, T.LIST, (T.I32, [0])),
+        (3, T.LIST, (T.BINARY, [b"x"])),
+        (4, T.I32, 0),
+        (5, T.I64, rows),
+        (6, T.I64, len(page)),
+        (7, T.I64, len(page)),
+        (9, T.I64, 4),
+        (16, T.STRUCT, size_statistics),
+    ])
+    column = T.struct([(2, T.I64, 4), (3, T.STRUCT, meta)])
+    row_group = T.struct([(1, T.LIST, (T.STRUCT, [column])), (2, T.I64, len(values)), (3, T.I64, rows)])
+    schema = [
+        T.struct([(4, T.BINARY, b"schema"), (5, T.I32, 1)]),
+        T.struct([(1, T.I32, 5), (3, T.I32, 0), (4, T.BINARY, b"x")]),
+    ]
+    footer = T.struct([(1, T.I32, 1), (2, T.LIST, (T.STRUCT, schema)), (3, T.I64, rows),
+                       (4, T.LIST, (T.STRUCT, [row_group]))])
+    path = Path(directory) / "bad_histogram.parquet"
+    path.write_bytes(b"PAR1" + page + footer + struct.pack("<I", len(footer)) + b"PAR1")
+    return path
+
+
 def parquet_corrupt_footer(directory: Path) -> Path:
     """A valid pandas-written file whose footer length field claims 2 GB."""
     import pandas as pd
@@ -470,9 +593,9 @@ def csv_wide(directory: Path, columns: int = 5_000) -> Path:
 
 
 def csv_long_line(directory: Path, mb: float = 5.0) -> Path:
-    """A header and one data line of ``mb`` MB of digits without any line break or delimiter."""
+    """A header and one data line of ``mb`` MB, ``1,1,1,...`` without a line break (millions of fields)."""
     path = Path(directory) / "long_line.csv"
-    path.write_bytes(b"t,f,x\n" + b"1" * int(mb * 1e6))
+    path.write_bytes(b"t,f,x\n" + b"1," * int(mb * 5e5) + b"1")
     return path
 
 
@@ -492,7 +615,8 @@ def csv_comma_decimal_comma(directory: Path) -> Path:
 def csv_index_column(directory: Path) -> Path:
     """Header ``t,f,x``; every row starts with its index 0, 1, 2, ... (one field more than the header)."""
     rows = _rows()
-    return _write_lines(Path(directory) / "index_column.csv", ["t,f,x"] + [",".join([str(i), *r]) for i, r in enumerate(rows)])
+    lines = ["t,f,x"] + [",".join([str(i), *r]) for i, r in enumerate(rows)]
+    return _write_lines(Path(directory) / "index_column.csv", lines)
 
 
 def csv_r_row_names(directory: Path) -> Path:
@@ -505,13 +629,15 @@ def csv_r_row_names(directory: Path) -> Path:
 def txt_index_column(directory: Path) -> Path:
     """pandas ``to_csv(sep=" ")``: the header ``" t f x"`` splits into three names, rows into four fields."""
     rows = _rows()
-    return _write_lines(Path(directory) / "index_column.txt", [" t f x"] + [" ".join([str(i), *r]) for i, r in enumerate(rows)])
+    lines = [" t f x"] + [" ".join([str(i), *r]) for i, r in enumerate(rows)]
+    return _write_lines(Path(directory) / "index_column.txt", lines)
 
 
 def csv_unnamed_index(directory: Path) -> Path:
     """pandas ``to_csv()`` default: header ``,t,f,x`` and rows ``0,...``; the index column has no name."""
     rows = _rows()
-    return _write_lines(Path(directory) / "unnamed_index.csv", [",t,f,x"] + [",".join([str(i), *r]) for i, r in enumerate(rows)])
+    lines = [",t,f,x"] + [",".join([str(i), *r]) for i, r in enumerate(rows)]
+    return _write_lines(Path(directory) / "unnamed_index.csv", lines)
 
 
 def csv_decimal_comma(directory: Path) -> Path:
@@ -536,7 +662,9 @@ HOSTILE = (
     mat_v4_huge_dims,
     parquet_rle_bomb,
     parquet_lying_rle,
+    parquet_page_bomb,
     parquet_many_row_groups,
+    parquet_bad_histogram,
     parquet_corrupt_footer,
     csv_wide,
     csv_long_line,
