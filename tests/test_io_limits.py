@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.io
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from nlid_core.errors import DataValidationError
@@ -362,6 +362,29 @@ def test_normal_files_of_every_format_load(tmp_path: Path) -> None:
         _assert_signal(rec)
 
 
+@pytest.mark.parametrize("case", ["cr", "latin-1 later", "latin-1 header", "bom", "quoted header", "tab comma"])
+def test_text_encodings_and_line_endings(tmp_path: Path, case: str) -> None:
+    rows = hf._rows(3_000)  # longer than the sniffed prefix
+    lines = ["t,f,x"] + [",".join(r) for r in rows]
+    path = tmp_path / "rec.csv"
+    if case == "cr":
+        path.write_bytes("\r".join(lines).encode() + b"\r")
+    elif case == "latin-1 later":  # the first 64 kB are plain ASCII
+        path.write_bytes(("\n".join(ln + ",note" for ln in lines[:2_500]) + "\n"
+                          + "\n".join(ln + ",é" for ln in lines[2_500:]) + "\n").encode("latin-1"))
+    elif case == "latin-1 header":
+        path.write_bytes(("# Prüfstand 3\nt,f,x,T [°C]\n" + "\n".join(",".join([*r, "1"]) for r in rows)
+                          + "\n").encode("latin-1"))
+    elif case == "bom":
+        path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    elif case == "quoted header":
+        path.write_text('"t","force, N","x"\n' + "\n".join(lines[1:]) + "\n")
+    else:
+        path.write_text("\n".join(ln.replace(",", "\t").replace(".", ",") for ln in lines) + "\n")
+    rec = load_record(path, columns={"f": "force, N"} if case == "quoted header" else None)
+    _assert_signal(rec, 3_000)
+
+
 def test_xlsx_reader_agrees_with_pandas(tmp_path: Path) -> None:
     import datetime
 
@@ -483,7 +506,7 @@ _mutation = st.tuples(st.sampled_from(["flip", "cut", "insert", "set"]), st.floa
                                                                                                     max_size=8))
 
 
-@settings(max_examples=250, deadline=None, derandomize=True, database=None,
+@settings(max_examples=700, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(ext=st.sampled_from(["csv", "xlsx", "xlsx-part", "parquet"]), mutations=st.lists(_mutation, min_size=1,
                                                                                           max_size=4))
@@ -532,5 +555,7 @@ def test_fuzzed_files_give_a_record_or_a_one_line_error(
         message = str(exc)
         assert message and message.isprintable() and "\n" not in message, repr(message)
         assert len(message) < 1_000
+        event(f"{ext}: refused")
     else:
         assert isinstance(rec, Record) and rec.n >= 20
+        event(f"{ext}: loaded")
