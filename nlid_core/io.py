@@ -311,7 +311,18 @@ def _check_shape(path: Path, rows: int, columns: int, limits: Limits, *, what: s
         )
 
 
+_OUT_OF_MEMORY = ("out of memory", "bad_alloc", "memoryerror", "cannot allocate memory", "failed to allocate")
+
+
 def _not_readable(path: Path, kind: str, detail: object = None) -> DataValidationError:
+    """The error for a file a reader could not read.
+
+    Running out of memory is not a property of the file: a ``MemoryError``, or a library error
+    that says the allocation failed, is raised again as ``MemoryError`` so that the caller (the
+    parsing worker of :mod:`nlid_core.guard`) reports the memory limit rather than a corrupt file.
+    """
+    if isinstance(detail, MemoryError) or any(w in str(detail).lower() for w in _OUT_OF_MEMORY):
+        raise MemoryError(f"reading {path.name} ran out of memory")
     msg = f"file {path.name} is not a readable {kind} file (binary or corrupt content)"
     if detail is not None:
         text = _detail(detail) if isinstance(detail, BaseException) else _one_line(str(detail), _DETAIL_CHARS)
@@ -670,7 +681,7 @@ def _pandas_text(
                     f" the header has {m[1]}"
                 ) from None
             raise _not_readable(path, "CSV", exc) from None
-        except (ValueError, UnicodeError, OverflowError, MemoryError) as exc:
+        except (ValueError, UnicodeError, OverflowError) as exc:
             raise _not_readable(path, "CSV", exc) from None
     raise _not_readable(path, "CSV", "the text is neither UTF-8 nor Latin-1")
 

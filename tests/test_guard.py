@@ -54,12 +54,30 @@ def test_several_files_with_the_names_load_records_gives(tmp_path):
     assert [r.name for r in recs] == ["a/level", "b/level"] and [r.n for r in recs] == [500, 300]
 
 
-def test_a_file_that_crashes_the_mat_reader_is_a_specific_error(tmp_path):
+FAULTS = Path(__file__).resolve().parent / "fault_injection"
+
+
+@pytest.fixture
+def unguarded_mat_reader(monkeypatch):
+    """Workers started from now on hand ``crash*.mat`` files straight to scipy (see fault_injection/)."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(FAULTS), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("NLID_TEST_UNGUARDED_MAT", "1")
+
+
+def test_the_file_that_crashed_scipy_is_refused_before_scipy_sees_it(tmp_path):
     path = mat_reader_crash(tmp_path)
-    # the same file really kills a process that reads it directly
+    # the file really kills a process that hands it to scipy directly
     direct = subprocess.run([sys.executable, "-c", f"import scipy.io; scipy.io.loadmat({str(path)!r})"],
                             capture_output=True, timeout=60)
     assert direct.returncode < 0
+    with pytest.raises(DataValidationError) as err:
+        load_record_guarded(path)
+    _one_line(str(err.value))
+    assert "crash.mat" in str(err.value)
+
+
+def test_a_native_crash_of_a_reader_is_a_specific_error(tmp_path, unguarded_mat_reader):
+    path = mat_reader_crash(tmp_path)
     with pytest.raises(DataValidationError) as err:
         load_record_guarded(path)
     msg = str(err.value)
@@ -79,7 +97,7 @@ def test_wall_clock_limit_names_its_variable(tmp_path):
 
 
 def test_memory_limit_stops_the_worker_not_the_caller(tmp_path):
-    # 2e6 rows x 3 columns of text need far more than the 450 MB address space left to this worker
+    # 2e6 rows x 3 columns need more than the ~20 MB of address space left to this worker after its imports
     n = 2_000_000
     path = tmp_path / "big.csv"
     t = np.arange(n) / 1e4
@@ -87,7 +105,7 @@ def test_memory_limit_stops_the_worker_not_the_caller(tmp_path):
         fh.write("t,f,x\n")
         np.savetxt(fh, np.column_stack([t, np.sin(t), np.cos(t)]), delimiter=",", fmt="%.17g")
     with pytest.raises(DataValidationError, match="NLID_PARSE_MEMORY_MB") as err:
-        load_record_guarded(path, limits=Limits(parse_memory_mb=450))
+        load_record_guarded(path, limits=Limits(parse_memory_mb=400))
     _one_line(str(err.value))
 
 
@@ -113,7 +131,7 @@ def test_missing_file_and_directory(tmp_path):
         load_record_guarded(tmp_path)
 
 
-def test_no_worker_is_left_behind(tmp_path):
+def test_no_worker_is_left_behind(tmp_path, unguarded_mat_reader):
     path = mat_reader_crash(tmp_path)
     for _ in range(3):
         with pytest.raises(DataValidationError):

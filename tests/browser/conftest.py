@@ -6,6 +6,7 @@ CI installs both.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -34,13 +35,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
+@contextlib.contextmanager
+def serve(env_extra: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on a free loopback port (with extra environment); yield its URL."""
     port = _free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
            "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env = dict(os.environ, **(env_extra or {}))
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 90
@@ -56,12 +59,19 @@ def app_url() -> Iterator[str]:
                 pytest.fail(f"streamlit did not start: {out[-2000:]}")
             time.sleep(0.5)
         yield url
+        assert proc.poll() is None, "the dashboard server died during the tests"
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    with serve() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
