@@ -18,6 +18,7 @@ of UI libraries. Use ``from nlid_core import figures``.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -92,12 +93,22 @@ FRF_BAND_MARGIN = 1.25
 
 
 # --------------------------------------------------------------------------- helpers
+def _text(value: object) -> str:
+    """User-derived text (record names, units) made inert for plotly, which renders a subset of HTML
+    (links, line breaks) in titles, labels and hover text; plotly shows the entities as the characters."""
+    return html.escape(str(value), quote=False)
+
+
 def _label(name: str, unit: str | None) -> str:
     u = (unit or "").strip()
-    return f"{name} [{u if u and u != '1' else _DIMENSIONLESS}]"
+    return _text(f"{name} [{u if u and u != '1' else _DIMENSIONLESS}]")
 
 
-def _finish(fig: go.Figure, title: str | None, rows: int = 1, height: int | None = None) -> go.Figure:
+def _finish(fig: go.Figure, title: str | None, rows: int = 1, height: int | None = None,
+            markup: bool = False) -> go.Figure:
+    """Apply the common layout; ``title`` is escaped unless ``markup`` (its user parts escaped by the caller)."""
+    if title and not markup:
+        title = _text(title)
     fig.update_layout(
         template=TEMPLATE,
         font=dict(FONT),
@@ -410,8 +421,9 @@ def fig_restoring_force(
         fig.add_trace(go.Scatter(x=mxa, y=mya, mode="lines", name="model", line={"color": "black", "width": 2}))
     fig.update_xaxes(title_text=_label(_channel_name(against), units[against]))
     fig.update_yaxes(title_text=_label("restoring force f − m·ẍ", units["f"]))
-    title = f"{rf.record}: restoring force (m = {rf.mass:.4g} {rf.mass_unit})<br><sup>mass: {rf.mass_source}</sup>"
-    return _finish(fig, title, height=480)
+    title = (f"{_text(rf.record)}: restoring force (m = {rf.mass:.4g} {_text(rf.mass_unit)})"
+             f"<br><sup>mass: {_text(rf.mass_source)}</sup>")
+    return _finish(fig, title, height=480, markup=True)
 
 
 # --------------------------------------------------------------------------- spectra
@@ -999,7 +1011,7 @@ def fig_equivalent_linear(levels: Sequence[EquivalentLinear], *, title: str | No
     xu = levels[0].x_unit
     lv = np.array([e.x_rms for e in levels])
     fig = make_subplots(rows=1, cols=2, subplot_titles=["natural frequency", "damping ratio"])
-    names = [e.record for e in levels]
+    names = [_text(e.record) for e in levels]
     fig.add_trace(go.Scatter(x=lv, y=[e.f_n_hz for e in levels], mode="lines+markers", text=names,
                              name="f_n"), row=1, col=1)
     fig.add_trace(go.Scatter(x=lv, y=[e.zeta for e in levels], mode="lines+markers", text=names,

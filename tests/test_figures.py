@@ -272,3 +272,16 @@ def test_surface_and_equivalent_linear_figures():
                                 for a in (5.0, 20.0)])
     fig = figures.fig_equivalent_linear(levels)
     assert len(fig.data) == 2 and "[Hz]" in fig.layout.yaxis.title.text
+
+
+def test_record_names_and_units_cannot_inject_markup_into_figures():
+    """plotly renders links and line breaks in titles, labels and hover text: user text is escaped."""
+    from nlid_core.record import from_arrays
+
+    t = np.arange(400) / 200.0
+    hostile = '<a href="http://example.invalid/">click</a><br>'
+    rec = from_arrays(t, np.sin(7 * t), 1e-3 * np.cos(7 * t), name=hostile, units={"x": "<b>mm</b>"})
+    fig = F.fig_record(rec)
+    texts = [fig.layout.title.text] + [ax.title.text for ax in (fig.layout.yaxis, fig.layout.yaxis2)]
+    assert all("<a" not in t and "<b>" not in t and "<br>" not in t for t in texts), texts
+    assert "&lt;a href" in fig.layout.title.text
