@@ -641,11 +641,10 @@ def run(label: str, fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
     from app_support import state
 
     state.notify("info", CANCELLED_NOTICE.format(label=label))
-    armed = st.session_state.get(state.NOTICE)
+    armed = state.queued_notice()
 
     def disarm() -> None:
-        if armed is not None and st.session_state.get(state.NOTICE) == armed:
-            del st.session_state[state.NOTICE]
+        state.withdraw_notice(armed)
 
     box = st.empty()
     with box.container(border=True):

@@ -48,6 +48,14 @@ VALIDATIONS = "nlid_validations"  # dict[(run id, record name, n_init), Validati
 NOTICE = "nlid_notice"  # (kind, text, markdown) shown once on the next page render
 LINEAR_FIT = "nlid_linear_fit"  # (record content key, FitResult) of the Nonlinearity page's linear model
 REPORT_HTML = "nlid_report_html"  # (run id, html) of the last report built on the Export page
+STUDIES = "nlid_studies"  # dict[(run id, study, settings...), result] of the Identifiability page
+DESIGNS = "nlid_designs"  # list[(label, Excitation)] compared on the Excitation design page
+MONTE_CARLO = "nlid_mc"  # the last Monte Carlo check of the Excitation design page
+TEACHING = "nlid_teaching"  # dict of the Teaching mode's demo (records, fits, choices)
+#: Studies kept per session (oldest dropped first; studies of runs no longer kept are dropped too).
+MAX_STUDIES = 12
+#: Candidate designs kept for comparison per session.
+MAX_DESIGNS = 8
 
 MAX_RECORDS_VARIABLE = "NLID_MAX_RECORDS"
 MAX_RUNS_KEPT_VARIABLE = "NLID_MAX_RUNS_KEPT"
@@ -277,6 +285,51 @@ def notify(kind: str, text: str, *, markdown: bool = False) -> None:
     :func:`app_support.text.esc`.
     """
     st.session_state[NOTICE] = (kind, text, markdown)
+
+
+def withdraw_notice(expected: object) -> None:
+    """Remove the queued notice if it is still ``expected`` (queued by this script run, not replaced since)."""
+    if expected is not None and st.session_state.get(NOTICE) == expected:
+        del st.session_state[NOTICE]
+
+
+def queued_notice() -> object:
+    """The notice queued for the next render, if any (compare with :func:`withdraw_notice`)."""
+    return st.session_state.get(NOTICE)
+
+
+def studies() -> dict[tuple[object, ...], object]:
+    """Identifiability studies of this session by (run id, study, settings); bounded, pruned with the runs."""
+    cache: dict[tuple[object, ...], object] = st.session_state.setdefault(STUDIES, {})
+    kept = {r.id for r in runs() if r.detailed}
+    for k in [k for k in cache if k[0] not in kept]:
+        del cache[k]
+    while len(cache) > MAX_STUDIES:
+        del cache[next(iter(cache))]
+    return cache
+
+
+def designs() -> list[tuple[str, object]]:
+    """Candidate designs kept for comparison (at most :data:`MAX_DESIGNS`, oldest dropped)."""
+    kept: list[tuple[str, object]] = st.session_state.setdefault(DESIGNS, [])
+    del kept[: max(0, len(kept) - MAX_DESIGNS)]
+    return kept
+
+
+def clear_designs() -> None:
+    st.session_state[DESIGNS] = []
+
+
+def monte_carlo() -> object:
+    return st.session_state.get(MONTE_CARLO)
+
+
+def set_monte_carlo(result: object) -> None:
+    st.session_state[MONTE_CARLO] = result
+
+
+def teaching() -> dict[str, object]:
+    return st.session_state.setdefault(TEACHING, {})  # type: ignore[no-any-return]
 
 
 def show_notice() -> None:

@@ -21,7 +21,6 @@ from nlid_core.studies import compare_designs, monte_carlo_check, suggest_design
 st.title("Excitation design")
 state.show_notice()
 jobs.prestart()
-DESIGNS = "nlid_designs"  # list of (label, Excitation) candidates kept in the session
 
 st.markdown("Generate a test signal, then predict, **before anyone runs the test**, how well it will determine"
             " each parameter of a prior model (Cramér-Rao bound from the simulated sensitivities).")
@@ -66,7 +65,7 @@ b1, b2 = st.columns(2)
 b1.download_button("Signal for the shaker controller (CSV)", exc.to_frame().to_csv(index=False).encode(),
                    file_name="excitation.csv", mime="text/csv", key="dl_excitation")
 if b2.button("Add to the comparison", key="add_design"):
-    designs = st.session_state.setdefault(DESIGNS, [])
+    designs = state.designs()
     if label not in [d[0] for d in designs]:
         designs.append((label, exc))
 
@@ -87,7 +86,7 @@ else:
 noise = st.number_input("Displacement noise standard deviation [m]", min_value=1e-9, value=4e-4, format="%.2g",
                         key="noise_sd")
 
-designs = st.session_state.get(DESIGNS, [])
+designs = state.designs()
 candidates = [(label, exc)] + [d for d in designs if d[0] != label]
 try:
     preds = compare_designs(model, values, [(lab, e.t_s, e.force) for lab, e in candidates], noise_sd=noise)
@@ -109,7 +108,7 @@ with st.container(key="design_results", border=True):
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="design_table")
     st.plotly_chart(figures.fig_design_comparison(preds), key="design_fig")
     if designs and st.button("Clear the comparison", key="clear_designs"):
-        st.session_state[DESIGNS] = []
+        state.clear_designs()
         st.rerun()
 
 st.subheader("Suggest a design")
@@ -141,8 +140,8 @@ if st.button("Run the Monte Carlo check", key="run_mc"):
     except (NlidError, jobs.JobError) as exc_err:
         st.error(esc(exc_err))
     else:
-        st.session_state["nlid_mc"] = mc
-mc = st.session_state.get("nlid_mc")
+        state.set_monte_carlo(mc)
+mc = state.monte_carlo()
 if mc is not None:
     if mc.success:
         st.dataframe(pd.DataFrame({"parameter": list(mc.names), "truth": mc.truth, "predicted std": mc.predicted_std,

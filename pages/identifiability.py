@@ -25,14 +25,16 @@ run = state.active_run()
 if run is None or not run.result.success or run.result.method == "equation-error":
     st.info("Run a successful two-stage or output-error identification first (Identify page).")
     st.stop()
+if not run.detailed:
+    st.info(f"Run #{run.id}: {state.DROPPED} (Identify page), or choose a recent run there.")
+    st.stop()
 fit = run.result
 fit_recs = [recs[n] for n in run.config.fit_records if n in recs]
 if len(fit_recs) != len(run.config.fit_records):
     st.warning("A record of this run was removed; the studies need the records the run was fitted on.")
     st.stop()
 st.markdown(f"Run **#{run.id}** on {esc(', '.join(run.config.fit_records))}: `{fit.equation(with_errors=False)}`")
-CACHE = "nlid_studies"  # dict[(run id, study, settings), result]
-cache = st.session_state.setdefault(CACHE, {})
+cache = state.studies()
 
 key = (run.id, "sensitivity")
 if key not in cache:

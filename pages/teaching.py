@@ -18,14 +18,13 @@ from nlid_core.validation import validate
 st.title("Teaching mode")
 state.show_notice()
 jobs.prestart()
-KEY = "nlid_teaching"
 SYSTEMS = {
     "hardening spring with quadratic damping (seed)": {"terms": dict(SEED_TRUTH), "noise": 4e-4},
     "softening spring": {"terms": {"m0": 1.5, "c1": 0.8, "k1": 1500.0, "k3": -2.0e5}, "noise": 2e-5},
     "linear oscillator": {"terms": {"m0": 2.0, "c1": 1.0, "k1": 800.0}, "noise": 1e-4},
     "Coulomb friction": {"terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
 }
-demo = st.session_state.setdefault(KEY, {})
+demo = state.teaching()
 
 st.markdown("#### 1. A system with a hidden answer")
 system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key="teach_system")
