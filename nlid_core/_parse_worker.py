@@ -44,7 +44,7 @@ def _limit_self(limits: dict[str, Any]) -> None:
         except (ValueError, OSError):  # pragma: no cover - a platform without this limit
             pass
     try:
-        os.nice(10)  # a parse never competes on equal terms with other users' work
+        os.nice(19)  # lowest priority: a parse yields the CPU to every other user's work
     except OSError:  # pragma: no cover
         pass
 

@@ -350,7 +350,7 @@ def _record(npz: Path, header: Mapping[str, Any]) -> Record:
     """Rebuild and validate a record from the worker's plain answer (no pickle)."""
     try:
         with np.load(npz, allow_pickle=False) as data:
-            arrays = {c: np.array(data[c], dtype=np.float64) for c in CHANNELS if c in data.files}
+            arrays = {c: np.asarray(data[c], dtype=np.float64) for c in CHANNELS if c in data.files}
     except (OSError, ValueError, KeyError):
         raise DataValidationError("the file-reading worker gave an unreadable answer") from None
     for c in ("t", "f", "x"):
