@@ -6,7 +6,7 @@ all computation in ``nlid_core``.
 
 import streamlit as st
 
-from app_support import state
+from app_support import cache, state
 from app_support.text import esc
 
 st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=":material/ssid_chart:",
@@ -25,6 +25,7 @@ PAGES = [
     st.Page("pages/teaching.py", title="Teaching mode", icon=":material/school:"),
 ]
 page = st.navigation(PAGES)
+cache.shared_cache()  # process-wide, bounded; its housekeeping thread frees what closed sessions left
 
 with st.sidebar:
     recs = state.records()

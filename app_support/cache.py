@@ -39,6 +39,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import gc
 import hashlib
 import math
 import os
@@ -153,8 +154,9 @@ class ByteBudgetCache:
     compute it and the second result replaces the first. Stored values are
     shared between sessions: treat them as read-only.
 
-    Entries are dropped when used, not by a timer: an expired entry goes at
-    the next access of the cache by any session.
+    Expired entries are dropped at every access and by :meth:`sweep`, which
+    the process-wide cache's housekeeping thread calls periodically, so that
+    memory comes back when no session uses the server any more.
     """
 
     def __init__(
@@ -249,6 +251,12 @@ class ByteBudgetCache:
         self.put(key, value)
         return value  # type: ignore[no-any-return]
 
+    def sweep(self) -> None:
+        """Drop the entries unused for longer than ``ttl_s`` now (called by the housekeeping thread)."""
+        with self._lock:
+            self._expire(self._clock())
+        self._release_if_due()
+
     def clear(self) -> None:
         with self._lock:
             self._dropped += self._nbytes
@@ -298,11 +306,61 @@ def release_free_memory() -> None:
         trim(0)
 
 
+def reap_disconnected_sessions() -> bool:
+    """Ask Streamlit to forget browser sessions disconnected for longer than ``server.disconnectedSessionTTL``.
+
+    Streamlit keeps a closed tab's session (its ``session_state``: records, runs) for that time so the
+    browser can reconnect, but its session store drops expired sessions only on its next write, i.e.
+    when another session disconnects: on a server that falls idle, the last sessions' data would stay
+    in memory indefinitely. This schedules the store's ``expire()`` on Streamlit's event loop (the only
+    thread that may touch it). It uses Streamlit internals of the pinned version (checked by a test);
+    returns False, doing nothing, where they differ or no server runs.
+    """
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return False
+        runtime = Runtime.instance()
+        expire = runtime._session_mgr._session_storage._cache.expire  # type: ignore[attr-defined]
+        loop = runtime._get_async_objs().eventloop
+        loop.call_soon_threadsafe(expire)
+    except Exception:  # noqa: BLE001 - housekeeping must never take the server down
+        return False
+    return True
+
+
+def _housekeeping(cache: weakref.ref[ByteBudgetCache], period_s: float) -> None:
+    """Every ``period_s``: drop expired cache entries and sessions, and hand freed memory back to the system.
+
+    Expired entries, sessions closed long enough ago and summarised runs free their arrays, but
+    cycles wait for the garbage collector and glibc keeps freed heap blocks; collecting and trimming
+    periodically (tens of milliseconds) returns them even when no session runs any more.
+    """
+    while True:
+        time.sleep(period_s)
+        live = cache()
+        if live is None:
+            return
+        live.sweep()
+        del live
+        reap_disconnected_sessions()
+        gc.collect()
+        release_free_memory()
+
+
 @st.cache_resource(show_spinner=False)
 def shared_cache() -> ByteBudgetCache:
-    """The process-wide cache of derived records and evidence (budget ``NLID_CACHE_MB``, ttl ``NLID_CACHE_TTL_S``)."""
-    return ByteBudgetCache(int(_env_float(CACHE_MB_VARIABLE, DEFAULT_CACHE_MB) * 2**20),
-                           ttl_s=_env_float(CACHE_TTL_VARIABLE, DEFAULT_CACHE_TTL_S), release=release_free_memory)
+    """The process-wide cache of derived records and evidence (budget ``NLID_CACHE_MB``, ttl ``NLID_CACHE_TTL_S``).
+
+    A daemon thread sweeps it every ``min(ttl / 4, 60 s)`` (see :func:`_housekeeping`).
+    """
+    ttl = _env_float(CACHE_TTL_VARIABLE, DEFAULT_CACHE_TTL_S)
+    cache = ByteBudgetCache(int(_env_float(CACHE_MB_VARIABLE, DEFAULT_CACHE_MB) * 2**20), ttl_s=ttl,
+                            release=release_free_memory)
+    threading.Thread(target=_housekeeping, args=(weakref.ref(cache), min(ttl / 4, 60.0)), daemon=True,
+                     name="nlid-cache-housekeeping").start()
+    return cache
 
 
 # --------------------------------------------------------------------------- content keys

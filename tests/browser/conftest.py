@@ -7,6 +7,7 @@ CI installs both.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 import os
 import shutil
 import socket
@@ -35,9 +36,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    pid: int
+
+
 @contextlib.contextmanager
-def serve(env_extra: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on a free loopback port (with extra environment); yield its URL."""
+def serve(env_extra: dict[str, str] | None = None) -> Iterator[Server]:
+    """Run ``streamlit run app.py`` on a free loopback port (with extra environment); yield its URL and pid."""
     port = _free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
            "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
@@ -58,7 +65,7 @@ def serve(env_extra: dict[str, str] | None = None) -> Iterator[str]:
                 out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
                 pytest.fail(f"streamlit did not start: {out[-2000:]}")
             time.sleep(0.5)
-        yield url
+        yield Server(url, proc.pid)
         assert proc.poll() is None, "the dashboard server died during the tests"
     finally:
         proc.terminate()
@@ -70,8 +77,8 @@ def serve(env_extra: dict[str, str] | None = None) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
-    with serve() as url:
-        yield url
+    with serve() as server:
+        yield server.url
 
 
 @pytest.fixture(scope="session")

@@ -33,8 +33,8 @@ FAULTS = Path(__file__).resolve().parents[1] / "fault_injection"
 def crashing_server() -> Iterator[str]:
     env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(FAULTS), os.environ.get("PYTHONPATH")])),
            "NLID_TEST_UNGUARDED_MAT": "1"}
-    with serve(env) as url:
-        yield url
+    with serve(env) as server:
+        yield server.url
 
 
 def _healthy(url: str) -> bool:
