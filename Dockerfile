@@ -26,7 +26,7 @@ RUN python -m pip install --no-cache-dir --require-hashes -r requirements-lock.t
 
 # Only what the app needs at run time.
 COPY app.py ./
-COPY pages/ ./pages/
+COPY app_pages/ ./app_pages/
 COPY app_support/ ./app_support/
 COPY nlid_core/ ./nlid_core/
 COPY .streamlit/ ./.streamlit/

@@ -1,7 +1,8 @@
 """nlid dashboard entry point: page navigation and the sidebar shared by every page.
 
-Run with ``streamlit run app.py``. Pages live in ``pages/``; helpers in ``app_support/``;
-all computation in ``nlid_core``.
+Run with ``streamlit run app.py``. Pages live in ``app_pages/`` (not ``pages/``: Streamlit would
+serve that folder on its own, without this file, to a browser that opens a page URL directly);
+helpers in ``app_support/``; all computation in ``nlid_core``.
 """
 
 import streamlit as st
@@ -13,16 +14,16 @@ st.set_page_config(page_title="nlid: nonlinear system identification", page_icon
                    layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/data.py", title="Data", icon=":material/folder_open:"),
-    st.Page("pages/nonlinearity.py", title="Nonlinearity", icon=":material/query_stats:"),
-    st.Page("pages/model.py", title="Model", icon=":material/tune:"),
-    st.Page("pages/identify.py", title="Identify", icon=":material/play_circle:"),
-    st.Page("pages/validate.py", title="Validate", icon=":material/monitoring:"),
-    st.Page("pages/identifiability.py", title="Identifiability", icon=":material/troubleshoot:"),
-    st.Page("pages/design.py", title="Excitation design", icon=":material/graphic_eq:"),
-    st.Page("pages/export.py", title="Export", icon=":material/download:"),
-    st.Page("pages/teaching.py", title="Teaching mode", icon=":material/school:"),
+    st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("app_pages/data.py", title="Data", icon=":material/folder_open:"),
+    st.Page("app_pages/nonlinearity.py", title="Nonlinearity", icon=":material/query_stats:"),
+    st.Page("app_pages/model.py", title="Model", icon=":material/tune:"),
+    st.Page("app_pages/identify.py", title="Identify", icon=":material/play_circle:"),
+    st.Page("app_pages/validate.py", title="Validate", icon=":material/monitoring:"),
+    st.Page("app_pages/identifiability.py", title="Identifiability", icon=":material/troubleshoot:"),
+    st.Page("app_pages/design.py", title="Excitation design", icon=":material/graphic_eq:"),
+    st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
+    st.Page("app_pages/teaching.py", title="Teaching mode", icon=":material/school:"),
 ]
 page = st.navigation(PAGES)
 cache.shared_cache()  # process-wide, bounded; its housekeeping thread frees what closed sessions left

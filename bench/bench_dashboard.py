@@ -36,15 +36,15 @@ def main() -> None:
     at.run()
     at.session_state[state.RECORDS] = {"long": rec}
     at.run()
-    at.switch_page("pages/model.py").run()
-    at.switch_page("pages/identify.py").run()
+    at.switch_page("app_pages/model.py").run()
+    at.switch_page("app_pages/identify.py").run()
     t0 = time.perf_counter()
     at.button(key="run_identification").click().run()
     t_fit = time.perf_counter() - t0
     assert not at.exception, at.exception
     print(f"identification run from the Identify page: {t_fit:.2f} s")
     for page in PAGES:
-        at.switch_page(f"pages/{page}.py").run()  # first load (fills caches)
+        at.switch_page(f"app_pages/{page}.py").run()  # first load (fills caches)
         times = []
         for _ in range(3):
             t0 = time.perf_counter()

@@ -14,7 +14,7 @@
 #      TLS is re-signed by a proxy, the host CA bundle ($PIP_CERT, else the system bundle) is
 #      copied into this local base only, never into the Dockerfile;
 #   2. podman build --isolation=chroot of a copy of the build context, with BASE set to that image;
-#      app.py, pages/ or app_support/ that do not exist yet are replaced by placeholders;
+#      app.py, app_pages/ or app_support/ that do not exist yet are replaced by placeholders;
 #   3. buildah from the image, start its ENTRYPOINT with buildah run --isolation chroot (the host's
 #      network namespace), poll http://127.0.0.1:8501/_stcore/health from the host, then run the
 #      image's own HEALTHCHECK command inside the container.
@@ -87,7 +87,7 @@ fi
 CTX="$WORK/context"
 mkdir -p "$CTX"
 # The files the Dockerfile may copy, as they are in the working tree (.dockerignore still applies).
-for item in Dockerfile .dockerignore requirements.txt README.md app.py pages app_support nlid_core .streamlit; do
+for item in Dockerfile .dockerignore requirements.txt README.md app.py app_pages app_support nlid_core .streamlit; do
     [ -e "$REPO/$item" ] && cp -r "$REPO/$item" "$CTX/"
 done
 placeholders=()
@@ -95,7 +95,7 @@ if [ ! -f "$CTX/app.py" ]; then
     printf 'import streamlit as st\n\nst.write("ok")\n' >"$CTX/app.py"
     placeholders+=(app.py)
 fi
-for d in pages app_support; do
+for d in app_pages app_support; do
     if [ ! -d "$CTX/$d" ]; then mkdir -p "$CTX/$d" && touch "$CTX/$d/.keep" && placeholders+=("$d/"); fi
 done
 [ ${#placeholders[@]} -eq 0 ] || log "placeholders (not in the repository yet): ${placeholders[*]}"

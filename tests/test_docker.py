@@ -44,7 +44,7 @@ DEFAULT_BASE = "python:3.11.14-slim-bookworm"
 HEALTH_PATH = "/_stcore/health"
 PORT = "8501"
 #: What the image must contain to serve the dashboard.
-APP_SOURCES = ("app.py", "pages", "app_support", "nlid_core", ".streamlit")
+APP_SOURCES = ("app.py", "app_pages", "app_support", "nlid_core", ".streamlit")
 
 
 # --------------------------------------------------------------------------- helpers

@@ -32,7 +32,7 @@ def _good_csv() -> bytes:
 def session() -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=90)
     at.run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     at.file_uploader(key="upload").set_value([("earlier.csv", _good_csv(), "text/csv")]).run()
     at.button(key="load_upload").click().run()
     assert not at.exception and list(at.session_state[state.RECORDS]) == ["earlier"]

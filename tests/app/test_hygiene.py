@@ -31,7 +31,7 @@ def csv_bytes(n: int = 400, amp: float = 1.0) -> bytes:
 def data_page() -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
     at.run()
-    at.switch_page("pages/data.py").run()
+    at.switch_page("app_pages/data.py").run()
     assert not at.exception
     return at
 
@@ -49,8 +49,8 @@ def test_markdown_in_a_file_name_is_rendered_escaped():
     assert list(at.session_state[state.RECORDS]) == ["![x](http://host/p.png)"]
     success = " ".join(s.value for s in at.success)
     assert not any("![" in b.label.replace(r"\!\[", "") for b in at.button)  # "Remove ..."
-    # the sidebar (AppTest renders app.py's own elements only on the entry page)
-    at.switch_page("app.py").run()
+    # the sidebar (app.py's own elements, drawn around every page; one more run shows the new record)
+    at.run()
     assert not at.exception
     sidebar = " ".join(m.value for m in at.sidebar.markdown)
     for text in (success, sidebar):
@@ -142,12 +142,12 @@ def test_pages_render_a_summarised_run(seed_fit):
     at.session_state[state.RUNS] = [state.summarise(detailed), dataclasses.replace(detailed, id=2, label="#2")]
     at.session_state[state.ACTIVE_RUN] = 1
     for page in ("identify", "nonlinearity", "validate", "export"):
-        at.switch_page(f"pages/{page}.py").run()
+        at.switch_page(f"app_pages/{page}.py").run()
         assert not at.exception, (page, [e.value for e in at.exception])
-    at.switch_page("pages/validate.py").run()
+    at.switch_page("app_pages/validate.py").run()
     assert any(state.DROPPED in i.value.replace("\\", "") for i in at.info)
     assert at.dataframe  # the validation itself still runs from the kept parameters
-    at.switch_page("pages/export.py").run()
+    at.switch_page("app_pages/export.py").run()
     assert any(state.DROPPED in i.value.replace("\\", "") for i in at.info)
     at.button(key="build_report").click().run()
     assert not at.exception

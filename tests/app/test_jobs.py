@@ -192,7 +192,7 @@ def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monke
     monkeypatch.setattr(jobs.Job, "start", recording_start)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     at.button(key="load_example").click().run()
-    at.switch_page("pages/identify.py").run()
+    at.switch_page("app_pages/identify.py").run()
     at.button(key="run_identification").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert pids and pids[-1] != os.getpid()

@@ -114,3 +114,17 @@ def test_crashing_and_bomb_uploads_leave_the_server_and_other_sessions_working(b
     finally:
         ctx_a.close()
         ctx_b.close()
+
+
+def test_a_page_url_opened_directly_goes_through_the_app(browser, app_url):  # type: ignore[no-untyped-def]
+    """A bookmarked page URL gets the app's navigation and sidebar, never a page run on its own."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(f"{app_url}/design")
+        wait_idle(pg)
+        sidebar = pg.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Excitation design" in sidebar and "Study" in sidebar, sidebar
+        assert pg.locator('[data-testid="stException"]').count() == 0
+    finally:
+        ctx.close()

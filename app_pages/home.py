@@ -50,7 +50,7 @@ with left:
         else:
             state.set_config(state.default_config(fit_records=(names[0],)))
             state.notify("success", f"Loaded {names[0]} ({rec.n} samples). Next: look at the Nonlinearity page.")
-            st.switch_page("pages/nonlinearity.py")
+            st.switch_page("app_pages/nonlinearity.py")
 with right:
     if cache.silverbox_path() is not None:
         st.markdown(
@@ -66,6 +66,6 @@ with right:
             else:
                 state.set_config(state.default_config(("m0", "c1", "k1", "k2", "k3"), fit_records=(names[0],)))
                 state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test part.")
-                st.switch_page("pages/model.py")
+                st.switch_page("app_pages/model.py")
     else:
         st.caption("The Silverbox benchmark data is not installed on this server.")
