@@ -12,7 +12,10 @@ from app_support import cache
 def test_streamlit_internals_used_to_reap_disconnected_sessions_exist():
     """reap_disconnected_sessions relies on these attributes of the pinned Streamlit."""
     storage = MemorySessionStorage(ttl_seconds=1)
-    assert callable(storage._cache.expire)
+    assert callable(storage._cache.expire) and storage._cache.expire() == []
+    from streamlit.runtime.app_session import AppSession
+
+    assert callable(AppSession.shutdown)
     assert "_session_storage" in WebsocketSessionManager.__init__.__code__.co_names
     assert callable(Runtime._get_async_objs) and callable(Runtime.exists)
 
