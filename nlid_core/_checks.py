@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ModelSpecError
+from .errors import ModelSpecError, NlidError
 
 
 def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
@@ -19,12 +19,12 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
     return int(value)
 
 
-def check_positive(name: str, value: Any, unit: str) -> float:
-    """``value`` as a positive finite float (``unit`` is named in the message)."""
+def check_positive(name: str, value: Any, unit: str, error: type[NlidError] = ModelSpecError) -> float:
+    """``value`` as a positive finite float (``unit`` is named in the message; ``error`` is raised)."""
     try:
         val = float(value)
     except (TypeError, ValueError):
-        raise ModelSpecError(f"`{name}` must be a positive number ({unit}), got {value!r}") from None
+        raise error(f"`{name}` must be a positive number ({unit}), got {value!r}") from None
     if not (math.isfinite(val) and val > 0):
-        raise ModelSpecError(f"`{name}` must be a positive finite number ({unit}), got {value!r}")
+        raise error(f"`{name}` must be a positive finite number ({unit}), got {value!r}")
     return val

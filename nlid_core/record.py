@@ -14,7 +14,6 @@ Every constructor validates at the boundary and raises
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._checks import check_positive
 from .errors import DataValidationError
 
 __all__ = [
@@ -374,12 +374,7 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
     if (dt_old <= 0).any():
         raise DataValidationError("cannot resample: time `t` is not strictly increasing")
     if fs is not None:
-        try:
-            fs_val = float(fs)
-        except (TypeError, ValueError):
-            raise DataValidationError(f"`fs` must be a positive sampling rate in Hz, got {fs!r}") from None
-        if not (math.isfinite(fs_val) and fs_val > 0):
-            raise DataValidationError(f"`fs` must be a positive sampling rate in Hz, got {fs!r}")
+        fs_val = check_positive("fs", fs, "sampling rate in Hz", DataValidationError)
         dt = 1.0 / fs_val
         _check_interval(dt, f"`fs` = {fs_val:g} Hz gives a sampling interval that")
     else:

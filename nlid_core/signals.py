@@ -173,12 +173,7 @@ def _as_signal(y: ArrayLike, name: str = "y", min_len: int = _MIN_SAMPLES) -> Fl
 
 
 def _check_dt(dt: float) -> float:
-    try:
-        val = float(dt)
-    except (TypeError, ValueError):
-        raise DataValidationError(f"`dt` must be a positive time step in seconds, got {dt!r}") from None
-    if not (math.isfinite(val) and val > 0):
-        raise DataValidationError(f"`dt` must be a positive finite time step in seconds, got {dt!r}")
+    val = _check_positive("dt", dt, "time step in seconds", DataValidationError)
     if not MIN_DT * (1 - 1e-6) <= val <= MAX_DT * (1 + 1e-6):
         raise DataValidationError(
             f"`dt` must lie between {MIN_DT:g} s and {MAX_DT:g} s (the sampling intervals a record accepts),"

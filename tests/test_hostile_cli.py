@@ -46,7 +46,11 @@ for _name, _word in {"xlsx_dimension_bomb": "NLID_MAX_COLUMNS", "xlsx_zip_bomb":
 
 
 def _peak_mb_of(cmd: list[str], env_extra: dict[str, str]) -> tuple[int, str, float, float]:
-    """Run ``cmd`` and return (status, stderr, seconds, largest resident set of it or any descendant in MB)."""
+    """Run ``cmd`` and return (status, stderr, seconds, largest resident set of it or any descendant in MB).
+
+    The figure is an upper bound: the kernel's peak for a process also counts the test runner it was
+    forked from before it started the CLI.
+    """
     env = dict(os.environ, **env_extra)
     env.pop("NLID_DEBUG", None)
     start = time.monotonic()
