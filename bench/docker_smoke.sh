@@ -87,7 +87,7 @@ fi
 CTX="$WORK/context"
 mkdir -p "$CTX"
 # The files the Dockerfile may copy, as they are in the working tree (.dockerignore still applies).
-for item in Dockerfile .dockerignore requirements.txt README.md app.py app_pages app_support nlid_core .streamlit; do
+for item in Dockerfile .dockerignore requirements-lock.txt requirements-runtime.in README.md app.py app_pages app_support nlid_core .streamlit; do
     [ -e "$REPO/$item" ] && cp -r "$REPO/$item" "$CTX/"
 done
 placeholders=()
@@ -99,11 +99,6 @@ for d in app_pages app_support; do
     if [ ! -d "$CTX/$d" ]; then mkdir -p "$CTX/$d" && touch "$CTX/$d/.keep" && placeholders+=("$d/"); fi
 done
 [ ${#placeholders[@]} -eq 0 ] || log "placeholders (not in the repository yet): ${placeholders[*]}"
-if ! grep -Eiq '^streamlit[[:space:]]*(==|~=)' "$CTX/requirements.txt"; then
-    log "WARNING: requirements.txt does not pin streamlit; the image would not start."
-    log "         adding ${STREAMLIT_PIN:=streamlit==1.67.0} to the build copy only (set STREAMLIT_PIN to change)"
-    printf '%s\n' "$STREAMLIT_PIN" >>"$CTX/requirements.txt"
-fi
 
 log "podman build --isolation=chroot (BASE=$BASE_IMAGE)"
 t0=$(date +%s)
