@@ -53,7 +53,7 @@ from .identifiability import (
     uncertainty_from_jacobian,
     weak_directions_text,
 )
-from .metrics import ChannelMetrics, channel_metrics
+from .metrics import ChannelMetrics, channel_metrics, rms
 from .models import TermModel
 from .params import ParameterSet
 from .record import Record
@@ -567,16 +567,6 @@ def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record]
     )
 
 
-def _rms(a: FloatArray) -> float:
-    """Root mean square without under- or overflow (0 for an empty or all-zero array)."""
-    if a.size == 0:
-        return 0.0
-    peak = float(np.max(np.abs(a)))
-    if not (peak > 0 and math.isfinite(peak)):
-        return peak if not math.isfinite(peak) else 0.0
-    return peak * math.sqrt(float(np.mean((a / peak) ** 2)))
-
-
 def _metrics(record: str, channel: str, unit: str, measured: FloatArray, predicted: FloatArray,
              u: FloatArray | None = None) -> ChannelMetrics:
     """:func:`channel_metrics` computed on exactly rescaled signals (squares of 1e-200 would underflow)."""
@@ -858,7 +848,7 @@ class _OEProblem:
         self.idx = [np.arange(0, r.n, opts.sample_step) for r in recs]
         self.scale = {}
         for c in self.outputs:
-            ms = _rms(np.concatenate([np.asarray(r.channel(c)) for r in recs]))
+            ms = rms(np.concatenate([np.asarray(r.channel(c)) for r in recs]))
             self.scale[c] = ms if ms > 0 else 1.0
         self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
         self.substeps = [1] * self.nrec
@@ -1152,7 +1142,7 @@ def output_error(
     # 10 % of the displacement rms (and rms·2π·fs/50 for velocity) for initial states
     theta_free0 = theta0[params.free_mask].astype(np.float64)
     s_theta = 0.1 * np.abs(theta_free0)
-    xs = max(_rms(np.concatenate([r.x for r in recs])), 1e-300)
+    xs = max(rms(np.concatenate([r.x for r in recs])), 1e-300)
     s_x0 = np.zeros(prob.n_x0)
     off_x0 = np.zeros(prob.n_x0)
     for k, pos in prob.x0_pos.items():
@@ -1170,7 +1160,7 @@ def output_error(
     jac0 = prob.jacobian(z0)
     cn_phys = column_norms(jac0[:, : prob.pf]) / prob.s_theta
     r0 = prob.residual(z0)
-    r0_norm = _rms(r0) * math.sqrt(r0.size)
+    r0_norm = rms(r0) * math.sqrt(r0.size)
     floor = np.where(cn_phys > 0, r0_norm / np.where(cn_phys > 0, cn_phys, 1.0), 0.0)
     s_new = np.maximum(s_theta, floor)
     s_new = np.where(s_new > 0, s_new, 1.0)

@@ -35,6 +35,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
+from .metrics import rms
+
 __all__ = [
     "Uncertainty",
     "uncertainty_from_jacobian",
@@ -121,16 +123,6 @@ def column_norms(a: FloatArray) -> FloatArray:
     return np.where(np.isfinite(peak), out, np.nan)
 
 
-def _rms(r: FloatArray) -> float:
-    """Root mean square of ``r`` without under- or overflow (0 for an empty array)."""
-    if r.size == 0:
-        return 0.0
-    peak = float(np.max(np.abs(r)))
-    if not (peak > 0 and math.isfinite(peak)):
-        return peak if not math.isfinite(peak) else 0.0
-    return peak * math.sqrt(float(np.mean((r / peak) ** 2)))
-
-
 def uncertainty_from_jacobian(
     jac: FloatArray,
     residual: FloatArray,
@@ -212,7 +204,7 @@ def uncertainty_from_jacobian(
     for k in range(ng):
         sel = g == k
         if sel.any():
-            sig_g[k] = _rms(rd[sel]) * math.sqrt(m_data / dof)
+            sig_g[k] = rms(rd[sel]) * math.sqrt(m_data / dof)
     ref = float(sig_g.max()) if sig_g.size and sig_g.max() > 0 else 1.0
     rel2 = (sig_g / ref) ** 2
     if ng == 1:

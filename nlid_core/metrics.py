@@ -13,6 +13,7 @@ r"""Fit metrics and residual tests.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from scipy import fft as sp_fft
 from scipy import special
 
 __all__ = [
+    "rms",
     "rmse",
     "nrmse",
     "fit_percent",
@@ -35,10 +37,23 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
+def rms(a: FloatArray) -> float:
+    """Root mean square of ``a`` without under- or overflow (0 for an empty or all-zero array).
+
+    Squares ``a / max|a|`` rather than ``a``, so signals of 1e-200 or 1e200 keep their rms.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.size == 0:
+        return 0.0
+    peak = float(np.max(np.abs(a)))
+    if not (peak > 0 and math.isfinite(peak)):
+        return peak if not math.isfinite(peak) else 0.0
+    return peak * math.sqrt(float(np.mean((a / peak) ** 2)))
+
+
 def rmse(measured: FloatArray, predicted: FloatArray) -> float:
     """Root-mean-square of ``predicted - measured``."""
-    e = np.asarray(predicted) - np.asarray(measured)
-    return float(np.sqrt(np.mean(e * e)))
+    return rms(np.asarray(predicted) - np.asarray(measured))
 
 
 def nrmse(measured: FloatArray, predicted: FloatArray) -> float:
