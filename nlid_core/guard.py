@@ -201,15 +201,15 @@ def _guarded(paths: list[StrPath], kwargs: dict[str, Any], *, single: bool, limi
     try:
         with tempfile.TemporaryDirectory(prefix="nlid-parse-") as tmp:
             out = Path(tmp)
-            status, maxrss_mb, elapsed = _run_worker(request, out, lim)
-            records = _collect(out, paths, status, maxrss_mb, elapsed, lim)
+            status, maxrss_mb, cpu_s = _run_worker(request, out, lim)
+            records = _collect(out, paths, status, maxrss_mb, cpu_s, lim)
     finally:
         slots.release()
     return records
 
 
 def _run_worker(request: dict[str, Any], out: Path, lim: Limits) -> tuple[int, float, float]:
-    """Run the worker on ``request``; return (wait status, peak resident MB, seconds)."""
+    """Run the worker on ``request``; return (wait status, peak resident MB, CPU seconds used)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
@@ -256,7 +256,8 @@ def _run_worker(request: dict[str, Any], out: Path, lim: Limits) -> tuple[int, f
                 pass
         proc.returncode = 0  # reaped here; keep Popen from waiting again
     maxrss_mb = (rusage.ru_maxrss / 1024.0) if rusage is not None else 0.0  # Linux reports kB
-    return status, maxrss_mb, time.monotonic() - start
+    cpu_s = (rusage.ru_utime + rusage.ru_stime) if rusage is not None else 0.0
+    return status, maxrss_mb, cpu_s
 
 
 def _kill_group(pid: int) -> None:
@@ -274,7 +275,7 @@ def _kind(paths: list[StrPath]) -> str:
     return kinds.pop() if len(kinds) == 1 else "file"
 
 
-def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, elapsed: float,
+def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, cpu_s: float,
              lim: Limits) -> tuple[Record, ...]:
     """Turn the worker's answer (or its death) into records or one specific DataValidationError."""
     what = Path(paths[0]).name if len(paths) == 1 else ", ".join(Path(p).name for p in paths)
@@ -298,13 +299,20 @@ def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, ela
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = _signal_name(sig)
-        if sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and elapsed < lim.parse_timeout_s):
+        # SIGXCPU at the soft CPU limit, SIGKILL at the hard one; any other SIGKILL (the kernel's or a
+        # container's out-of-memory killer) is told by the worker's peak memory below
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= lim.parse_cpu_s):
             raise DataValidationError(
                 f"reading {what} used more than {lim.parse_cpu_s:g} s of CPU time and was stopped (an administrator"
                 f" can raise the limit with {LIMIT_VARIABLES['parse_cpu_s']})"
             )
         if maxrss_mb > 0.5 * lim.parse_memory_mb:
             raise _memory_error(what, lim)
+        if sig == signal.SIGKILL:
+            raise DataValidationError(
+                f"reading {what} was stopped from outside ({name}, e.g. by the server's memory limit); nothing was"
+                " loaded; try again, or ask the administrator"
+            )
         raise DataValidationError(
             f"{what} is corrupt: the {kind} reader crashed on it ({name}); nothing was loaded and the server"
             " is unaffected; re-export the file from the measurement software"

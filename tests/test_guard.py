@@ -18,6 +18,7 @@ from nlid_core.guard import load_record_guarded, load_records_guarded
 from nlid_core.io import load_record, write_record
 from nlid_core.limits import Limits
 from nlid_core.record import from_arrays
+from tests import hostile_files as hf
 from tests.crash_files import mat_reader_crash, mat_valid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,14 +97,29 @@ def test_wall_clock_limit_names_its_variable(tmp_path):
     _one_line(str(err.value))
 
 
-def test_memory_limit_stops_the_worker_not_the_caller(tmp_path):
-    # 2e6 rows x 3 columns need more than the ~20 MB of address space left to this worker after its imports
+@pytest.fixture(scope="module")
+def big_csv(tmp_path_factory) -> Path:
+    """2e6 rows x 3 columns (about 150 MB of text)."""
     n = 2_000_000
-    path = tmp_path / "big.csv"
+    path = tmp_path_factory.mktemp("big") / "big.csv"
     t = np.arange(n) / 1e4
     with path.open("w") as fh:
         fh.write("t,f,x\n")
         np.savetxt(fh, np.column_stack([t, np.sin(t), np.cos(t)]), delimiter=",", fmt="%.17g")
+    return path
+
+
+def test_cpu_limit_names_its_variable(tmp_path):
+    # streaming 150 000 spreadsheet rows takes a few seconds of CPU
+    path = hf.xlsx_many_rows(tmp_path, rows=150_000)
+    with pytest.raises(DataValidationError, match="s of CPU time .*NLID_PARSE_CPU_S") as err:
+        load_record_guarded(path, limits=Limits(parse_cpu_s=1))
+    _one_line(str(err.value))
+
+
+def test_memory_limit_stops_the_worker_not_the_caller(big_csv):
+    # 2e6 rows x 3 columns need more than the ~20 MB of address space left to this worker after its imports
+    path = big_csv
     with pytest.raises(DataValidationError, match="NLID_PARSE_MEMORY_MB") as err:
         load_record_guarded(path, limits=Limits(parse_memory_mb=400))
     _one_line(str(err.value))
