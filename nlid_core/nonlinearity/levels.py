@@ -1,0 +1,127 @@
+"""Evidence across excitation levels: equivalent linear parameters per record and how they drift.
+
+For a linear system the equivalent linear coefficients do not depend on the excitation level; a
+nonlinear one shows them drifting (a hardening spring raises k1 and the natural frequency with
+amplitude, friction raises the damping at low levels).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataValidationError
+from ..estimate import FitOptions, equation_error
+from ..models import TermModel
+from ..record import Record
+from ._args import _check_record, _with_va
+from .thresholds import LEVEL_DRIFT
+
+__all__ = ["EquivalentLinear", "equivalent_linear", "level_drift_summary"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EquivalentLinear:
+    """The linear model m0·ẍ + c1·ẋ + k1·x = f fitted (equation error) to one record.
+
+    For a linear system these numbers do not depend on the excitation level; a
+    nonlinear one shows them drifting (a hardening spring raises k1 and the
+    natural frequency with amplitude, friction raises the damping at low levels).
+
+    Attributes
+    ----------
+    record : str
+    x_rms : float
+        Displacement rms (the level), unit of x.
+    m0, c1, k1 : float
+        Equivalent linear coefficients.
+    f_n_hz : float
+        sqrt(k1/m0)/(2π), NaN when k1/m0 <= 0.
+    zeta : float
+        c1 / (2·sqrt(k1·m0)), NaN when undefined.
+    nrmse : float
+        Force residual rms / force std of the linear fit.
+    units : mapping
+        Unit per coefficient.
+    x_unit : str
+        Unit of displacement.
+    """
+
+    record: str
+    x_rms: float
+    m0: float
+    c1: float
+    k1: float
+    f_n_hz: float
+    zeta: float
+    nrmse: float
+    units: Mapping[str, str]
+    x_unit: str = "m"
+
+
+def equivalent_linear(records: Sequence[Record]) -> tuple[EquivalentLinear, ...]:
+    """Equivalent linear parameters of each record (e.g. one per excitation level), sorted by level.
+
+    Parameters
+    ----------
+    records : sequence of Record
+        Records of one structure; missing v, a are derived (Savitzky-Golay).
+
+    Returns
+    -------
+    tuple of EquivalentLinear
+    """
+    if not records:
+        raise DataValidationError("`records` is empty")
+    model = TermModel("m0,c1,k1")
+    out = []
+    for rec in records:
+        rec = _check_record(rec, "records")
+        full = _with_va(rec)
+        params = model.default_parameters(force_unit=rec.unit("f"), x_unit=rec.unit("x")).update(
+            "k1", lower=-math.inf)
+        fit = equation_error(full, model, params, FitOptions(method="equation-error"))
+        m0, c1, k1 = (fit.values[n] for n in ("m0", "c1", "k1"))
+        ok = m0 > 0 and k1 > 0
+        out.append(EquivalentLinear(
+            record=rec.name, x_rms=float(np.sqrt(np.mean((rec.x - rec.x.mean()) ** 2))), m0=m0, c1=c1, k1=k1,
+            f_n_hz=math.sqrt(k1 / m0) / (2 * math.pi) if ok else math.nan,
+            zeta=c1 / (2 * math.sqrt(k1) * math.sqrt(m0)) if ok else math.nan,  # k1·m0 may underflow (1e-200 N)
+            nrmse=fit.metrics[0].nrmse, units={e.name: e.unit for e in fit.estimates}, x_unit=rec.unit("x"),
+        ))
+    return tuple(sorted(out, key=lambda e: e.x_rms))
+
+
+def level_drift_summary(levels: Sequence[EquivalentLinear]) -> tuple[str, ...]:
+    """Plain-language reading of how the equivalent linear parameters change with level.
+
+    Parameters
+    ----------
+    levels : sequence of EquivalentLinear
+        From :func:`equivalent_linear`, sorted by level.
+    """
+    if len(levels) < 2:
+        return ("load records at two or more excitation levels to see whether the equivalent linear"
+                " parameters drift",)
+    lo, hi = levels[0], levels[-1]
+    out: list[str] = []
+    if math.isfinite(lo.f_n_hz) and math.isfinite(hi.f_n_hz):
+        shift = hi.f_n_hz / lo.f_n_hz - 1
+        if abs(shift) > LEVEL_DRIFT:
+            kind = "hardening (k3 > 0 likely)" if shift > 0 else "softening (k3 < 0 or a gap likely)"
+            out.append(f"the equivalent natural frequency moves by {100 * shift:+.1f} % from the lowest to the"
+                       f" highest level ({lo.f_n_hz:.3g} -> {hi.f_n_hz:.3g} Hz): {kind}")
+        else:
+            out.append(f"the equivalent natural frequency stays within {100 * LEVEL_DRIFT:.0f} % across levels"
+                       f" ({lo.f_n_hz:.3g} -> {hi.f_n_hz:.3g} Hz)")
+    if math.isfinite(lo.zeta) and math.isfinite(hi.zeta) and lo.zeta > 0:
+        change = hi.zeta / lo.zeta - 1
+        if abs(change) > 2 * LEVEL_DRIFT:
+            why = ("damping grows with amplitude: quadratic damping (c2) likely" if change > 0 else
+                   "damping falls with amplitude: Coulomb friction (fc) likely")
+            out.append(f"the equivalent damping ratio changes by {100 * change:+.0f} % ({lo.zeta:.3g} ->"
+                       f" {hi.zeta:.3g}): {why}")
+    return tuple(out)

@@ -1,0 +1,81 @@
+"""Defaults and decision thresholds of the nonlinearity evidence, documented in one place.
+
+The analyses (spectra, harmonics, restoring force, model comparison) read their defaults here and
+the plain-language findings (:mod:`.verdict`, :func:`.levels.level_drift_summary`) their thresholds,
+so a number that decides a finding is stated once.
+"""
+
+from __future__ import annotations
+
+#: then 1 by construction); longer ones at least 8192 samples per segment and about 15 segments
+#: (50 % overlap) at most, which keeps the resolution fine for long records.
+DEFAULT_NPERSEG = 8192
+#: Taper fraction of the Tukey window used when one Welch segment spans the whole record. A Hann
+#: window over a whole sweep would weight its middle frequencies most; with short tapers every part
+#: of the record counts (almost) equally.
+SINGLE_SEGMENT_TAPER = 0.1
+#: Cumulative force-power fractions bounding the excitation band.
+BAND_POWER_FRACTIONS: tuple[float, float] = (0.01, 0.99)
+#: Default harmonic-analysis window (s), shortened for fast sweeps (see :func:`harmonic_distortion`).
+DEFAULT_WINDOW_S = 2.0
+#: A window holding fewer fundamental cycles than this gives no harmonic levels (NaN).
+MIN_WINDOW_CYCLES = 2.0
+#: A window counts as tonal (a single sine drives it) when the force's fundamental holds at least
+#: this fraction of the force variance in the window; other windows give no harmonic levels.
+TONAL_MIN_FRACTION = 0.8
+#: The force's phase must follow a quadratic in time within a window (a sweep) to within this rms
+#: (rad) or ``PHASE_DEV_FACTOR`` times the median over all windows (noise), whichever is larger;
+#: windows spanning a frequency step of a stepped sine (or a burst) give no harmonic levels.
+PHASE_DEV_MAX = 0.1
+PHASE_DEV_FACTOR = 3.0
+#: Harmonics are valid only below this fraction of the sampling rate (0.5 = Nyquist).
+NYQUIST_FRACTION = 0.45
+#: A response harmonic above this level (dB re the fundamental) counts as evidence of nonlinearity;
+#: below it a record "looks linear at this level". -40 dB is 1 % of the fundamental's amplitude.
+HARMONIC_DB = -40.0
+#: A force harmonic above this level (dB re the force fundamental) means the exciter is distorted,
+#: so response harmonics may come from the force rather than from the structure.
+FORCE_HARMONIC_DB = -40.0
+#: Levels quoted in the summary are sustained over this many consecutive (50 % overlapping)
+#: windows, so a single disturbed window (a start transient, a glitch) is not reported as a harmonic.
+SUSTAIN_WINDOWS = 2
+#: A free vibration (the start transient or the ringing after a resonance, at a natural frequency)
+#: is not locked to the force's phase, so it stays in the residual of the harmonic fits as a line.
+#: Where harmonic k·f0 crosses it, the fit takes the free vibration for harmonic k, so such windows
+#: are marked ``coincident`` and left out of the summary. A residual line counts when it stands this
+#: many dB above the median of the window's residual spectrum ...
+RINGING_PROMINENCE_DB = 20.0
+#: ... and is no more than this many dB below ``HARMONIC_DB`` (relative to the fundamental) ...
+RINGING_MARGIN_DB = 10.0
+#: ... in the window itself or in this many windows on either side (at the crossing the fit
+#: absorbs the free vibration, so it is seen in the neighbours).
+RINGING_NEIGHBOURS = 2
+#: Adding a term "explains much more" when it lowers the force NRMSE of the linear model by at least
+#: this factor (new/old <= 1 - IMPROVEMENT_RATIO) ...
+IMPROVEMENT_RATIO = 0.3
+#: ... and by at least this much in absolute terms (fraction of the force standard deviation).
+MIN_IMPROVEMENT = 0.005
+#: A linear model with a force NRMSE below this explains the record (nothing left to add).
+LINEAR_ENOUGH = 0.01
+#: Nonlinear terms tried one at a time on top of ``m0,c1,k1`` by :func:`linear_fit_check`.
+DEFAULT_CANDIDATES: tuple[str, ...] = ("k3", "c2", "k2")
+_LINEAR_TERMS: tuple[str, ...] = ("m0", "c1", "k1")
+#: Terms of the equation-error fit that estimates the mass for :func:`restoring_force`.
+MASS_TERMS: tuple[str, ...] = ("m0", "c1", "c2", "k1", "k2", "k3")
+#: Most harmonics analysed.
+MAX_HARMONICS = 20
+#: Fewest samples in a harmonic-analysis window.
+_MIN_WINDOW_SAMPLES = 16
+#: Most windows of a harmonic analysis (their length grows for very long records).
+_MAX_WINDOWS = 2000
+#: Most time columns of a spectrogram (the hop grows beyond).
+_MAX_SPECTROGRAM_COLUMNS = 400
+#: Budget (array elements) for one batch of the per-window least-squares fits.
+_BATCH_ELEMENTS = 4_000_000
+#: Lowest spectrogram level kept, below the maximum (dB).
+_SPECTROGRAM_RANGE_DB = 120.0
+#: Default spectrogram frequency range, in multiples of the excitation band's upper edge.
+_SPECTROGRAM_BAND_MULTIPLE = 8.0
+
+#: Relative change of the equivalent natural frequency across levels counted as a drift.
+LEVEL_DRIFT = 0.02
