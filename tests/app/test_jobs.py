@@ -157,7 +157,7 @@ def test_a_bad_limit_setting_is_reported(monkeypatch):
 
 
 def test_jobs_wait_for_a_free_worker(monkeypatch):
-    monkeypatch.setattr(jobs, "_SLOTS", jobs._Slots(1))
+    monkeypatch.setattr(jobs.runner, "_SLOTS", jobs._Slots(1))
     holder = threading.Thread(target=jobs.run_job, args=(jobs._sleep_for_tests, (1.0,)))
     holder.start()
     try:
@@ -201,7 +201,7 @@ def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monke
     assert at.dataframe[0].value["parameter"].tolist() == TERMS.split(",")
 
     # The user stops the next run (Streamlit raises out of the wait loop's next check): worker killed, notice shown.
-    monkeypatch.setattr(jobs, "_yield_check", lambda: _raise_stop)
+    monkeypatch.setattr(jobs.page, "_yield_check", lambda: _raise_stop)
     at.button(key="run_identification").click().run()
     monkeypatch.undo()
     assert len(pids) == 2 and gone(pids[-1])
