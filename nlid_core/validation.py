@@ -17,7 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import DataValidationError, ModelSpecError
-from .estimate import FitOptions, FitResult, _metrics, numerical_warnings, output_error
+from .estimate import FitOptions, FitResult, numerical_warnings, output_error
+from .estimate.assemble import _metrics
 from .metrics import ChannelMetrics
 from .models import TermModel
 from .params import ParameterSet

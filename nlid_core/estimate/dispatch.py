@@ -1,0 +1,143 @@
+"""``identify``: the equation-error, output-error and two-stage methods behind one entry point."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+
+from ..models import TermModel
+from ..params import ParameterSet
+from ..record import Record
+from ..simulate import warm_up
+from .oe_fit import output_error
+from .options import FitOptions, ProgressFn
+from .prepare import _check_records, _params_for, positive_mass
+from .results import FitResult
+from .robust_start import _robust_start
+from .tally import numerical_warnings
+
+__all__ = ["identify"]
+
+#: Nonlinear terms dropped for a second attempt when the equation-error start diverges.
+_NONLINEAR = ("m1", "c2", "fc", "k2", "k3", "kg")
+
+
+def identify(
+    records: Sequence[Record] | Record,
+    terms: TermModel | str | Sequence[str],
+    *,
+    params: ParameterSet | None = None,
+    options: FitOptions | None = None,
+    progress: ProgressFn | None = None,
+) -> FitResult:
+    """Identify the model from one or more records (the main entry point).
+
+    Parameters
+    ----------
+    records : Record or sequence of Record
+    terms : TermModel, str or sequence of str
+        Model or term names (``"m0,c1,k1,k3"``).
+    params : ParameterSet or None
+        Bounds, fixed values, units and (for ``method="output-error"``) start
+        values; defaults from the term library.
+    options : FitOptions or None
+        Default: two-stage, displacement output, initial states ``"auto"``
+        (at rest when a record starts at rest, else estimated).
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+
+    Returns
+    -------
+    FitResult
+        With ``timing`` = compile_s, equation_error_s, output_error_s, total_s.
+        Floating-point problems met on the way (numpy overflow, invalid
+        values) are not printed but listed, counted, in ``warnings``.
+    """
+    with numerical_warnings() as tally:
+        fit = _identify(records, terms, params, options, progress)
+    if not tally:
+        return fit
+    return dataclasses.replace(fit, warnings=fit.warnings + tally.lines())
+
+
+def _identify(
+    records: Sequence[Record] | Record,
+    terms: TermModel | str | Sequence[str],
+    params: ParameterSet | None,
+    options: FitOptions | None,
+    progress: ProgressFn | None,
+) -> FitResult:
+    # equation_error is looked up on the package at call time, so a wrapper installed there is the one used
+    from . import equation_error
+
+    opts = options or FitOptions()
+    model = terms if isinstance(terms, TermModel) else TermModel(terms)
+    recs = _check_records(records)
+    compile_s = warm_up()
+    t_start = time.perf_counter()
+    ee_s = oe_s = 0.0
+    stages: dict[str, Mapping[str, float]] = {}
+    warns: list[str] = []
+    if progress:
+        progress("equation-error", 0.0, "equation error")
+    if opts.method == "equation-error":
+        res = equation_error(recs, model, params, opts)
+        ee_s = res.timing["equation_error_s"]
+        final = res
+    else:
+        model.require_simulable()
+        start_params = _params_for(model, recs, params)
+        user_start = params is not None and opts.method == "output-error"
+        if not user_start:
+            ee = equation_error(recs, model, start_params, opts)
+            ee_s = ee.timing["equation_error_s"]
+            stages["equation-error"] = ee.values
+            start_params = ee.parameters
+            start_params = positive_mass(start_params, model, recs)  # the bounded solve may put m0 on its bound 0
+        if progress:
+            progress("output-error", 0.0, "output error")
+        seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress)
+        if seg_params is not start_params:
+            stages["segmented-output-error"] = seg_params.as_dict()
+            start_params = seg_params
+        if seg_note:
+            warns.append(seg_note)
+        final = output_error(recs, model, start_params, opts, progress=progress)
+        oe_s = final.timing["output_error_s"] + seg_s
+        if not final.success and not user_start and final.nfev == 0:
+            # the equation-error start diverges: retry from its linear part
+            lin = {n: 0.0 for n in start_params.names if n in _NONLINEAR and start_params[n].vary}
+            if lin:
+                retry_params = start_params.with_values(lin, clip=True)
+                retry = output_error(recs, model, retry_params, opts, progress=progress)
+                oe_s += retry.timing["output_error_s"]
+                if retry.success:
+                    warns.append(f"the equation-error start could not be simulated ({final.message}); "
+                                 "output error was started from its linear part instead")
+                    final = retry
+        stages["output-error"] = final.values
+    total = time.perf_counter() - t_start
+    if progress:
+        progress("done", 1.0, final.message)
+    timing = {"compile_s": compile_s, "equation_error_s": ee_s, "output_error_s": oe_s, "total_s": total}
+    return FitResult(
+        success=final.success,
+        message=final.message,
+        method=opts.method,
+        model=final.model,
+        parameters=final.parameters,
+        estimates=final.estimates,
+        uncertainty=final.uncertainty,
+        weak_directions=final.weak_directions,
+        correlated_pairs=final.correlated_pairs,
+        metrics=final.metrics,
+        records=final.records,
+        cost=final.cost,
+        nfev=final.nfev,
+        timing=timing,
+        stages=stages or dict(final.stages),
+        warnings=tuple(warns) + final.warnings,
+        options=opts,
+    )
+

@@ -1,0 +1,184 @@
+r"""Equation error: one bounded linear least-squares solve on column-scaled regressors.
+
+The residual is :math:`r = (\Phi\theta - f)/A` with :math:`A = \max|f|` over
+all records, optional record weights, a low-force mask and ``sample_step``;
+fixed parameters move to the right-hand side. Since
+:math:`\|A_s z - b\|^2 = \|R z - Q^\top b\|^2 + \text{const}`, the bounded
+solve (BVLS) and the covariance use only the p × p triangular factor R.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.optimize import lsq_linear
+
+from ..errors import DataValidationError, ModelSpecError
+from ..identifiability import column_norms, rescale_uncertainty, uncertainty_from_jacobian, weak_directions_text
+from ..models import TermModel
+from ..params import ParameterSet
+from ..record import Record
+from .assemble import _flags_and_estimates, _metrics, _prior_rows
+from .options import FitOptions, FloatArray
+from .prepare import _check_records, _check_scales, _params_for, _with_derivatives, data_scaling
+from .results import FitResult, RecordFit
+
+__all__ = ["equation_error"]
+
+
+def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """R (upper, p × p) and c with ‖a z − b‖² = ‖R z − c‖² + const, for column-normalised ``a``."""
+    gram = a.T @ a
+    try:
+        low = np.linalg.cholesky(gram)
+        d = np.abs(np.diag(low))
+        if d.min() > 1e-5 * d.max():  # condition of a below ~1e5: the normal equations lose nothing that matters
+            return np.asarray(low.T, dtype=np.float64), np.asarray(solve_triangular(low, a.T @ b, lower=True))
+    except np.linalg.LinAlgError:
+        pass
+    q_mat, r_mat = np.linalg.qr(a, mode="reduced")
+    return np.asarray(r_mat, dtype=np.float64), np.asarray(q_mat.T @ b, dtype=np.float64)
+
+
+def equation_error(
+    records: Sequence[Record] | Record,
+    model: TermModel,
+    params: ParameterSet | None = None,
+    options: FitOptions | None = None,
+) -> FitResult:
+    """Bounded linear least-squares fit of the equation error.
+
+    Parameters
+    ----------
+    records : Record or sequence of Record
+        Missing v, a are derived (``options.differentiator``).
+    model : TermModel
+    params : ParameterSet or None
+        Bounds, fixed values and units (defaults from the model).
+    options : FitOptions or None
+
+    Returns
+    -------
+    FitResult
+        ``method="equation-error"``; metrics are on the force channel.
+    """
+    opts = options or FitOptions(method="equation-error")
+    recs = _check_records(records)
+    params = _params_for(model, recs, params)
+    start = time.perf_counter()
+    if opts.record_weights is not None and len(opts.record_weights) != len(recs):
+        raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
+    recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
+    free = params.free_mask
+    if not free.any():
+        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+    _check_scales(model, params, recs_d, simulate=False)
+    # Work in data of order one (see DataScaling): products such as x³ neither underflow for x ~ 1e-100 nor
+    # overflow, and the solution is exactly that of the unscaled problem.
+    scaling = data_scaling(model, recs_d)
+    amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
+    theta_fixed = np.where(free, 0.0, scaling.to_scaled(params.values))
+    blocks, targets, phis = [], [], []
+    to_amp = math.ldexp(1.0, scaling.force_exp) / amp  # in [1, 2): residuals are (Φθ − f) / max|f|
+    for k, r in enumerate(recs_d):
+        w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) * to_amp
+        sel = np.arange(0, r.n, opts.sample_step)
+        if opts.force_threshold > 0:
+            sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
+        if sel.size == 0:
+            raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
+        phi_all = scaling.regressors(r)
+        phis.append(phi_all)
+        phi = phi_all[sel]
+        blocks.append(w * phi)
+        targets.append(w * (scaling.force(r.f[sel]) - phi @ theta_fixed))
+    A = np.vstack(blocks)[:, free]
+    b = np.concatenate(targets)
+    if A.shape[0] <= A.shape[1]:
+        raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
+    norms = column_norms(A)
+    zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
+    if zero_cols:
+        raise ModelSpecError(
+            f"term(s) {', '.join(zero_cols)} are identically zero on this data (nothing excites them); remove or fix them"
+        )
+    if not np.all(np.isfinite(norms)) or not np.all(np.isfinite(b)):
+        raise DataValidationError("the regressors overflow on this data: check the units of the displacement")
+    e_free = scaling.exponents[free]
+    with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
+        lb = np.ldexp(params.lower[free], -e_free) * norms
+        ub = np.ldexp(params.upper[free], -e_free) * norms
+    As = A / norms
+    bb = b
+    if opts.prior is not None and opts.prior.lam > 0:
+        jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
+        prior0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
+        z0 = np.ldexp(prior0, -e_free) * norms
+        sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
+        lam = math.sqrt(opts.prior.lam)
+        As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
+        bb = np.concatenate([b, lam * z0[sel_rows]])
+    # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor R.
+    # The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
+    # conditioned; then a QR decomposition is used.
+    r_mat, rhs = _triangular_factor(As, bb)
+    sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+    z = sol.x
+    values = params.values.copy()
+    values[free] = np.ldexp(z / norms, e_free)
+    if not np.all(np.isfinite(values)):
+        raise DataValidationError(
+            "the estimated coefficients overflow in these units: express the force or the displacement in"
+            " another unit (e.g. --units x=mm)"
+        )
+    fitted = params.with_values(values, clip=True)
+    theta_s = scaling.to_scaled(fitted.values)
+    n_data = A.shape[0]
+    r_all = As @ z - bb
+    dof = max(n_data - A.shape[1], 1)
+    unc = rescale_uncertainty(
+        uncertainty_from_jacobian(
+            r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
+            sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
+        ),
+        e_free,
+    )
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
+    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
+    elapsed = time.perf_counter() - start
+    rfits, metrics = [], []
+    for r, phi_all in zip(recs_d, phis, strict=True):
+        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
+        rfits.append(
+            RecordFit(
+                name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
+                x0=(float(r.x[0]), float(r.v[0])), x0_stderr=(math.nan, math.nan), x0_mode="not used",  # type: ignore[index]
+                simulation_ok=True, simulation_message="equation error: no simulation",
+            )
+        )
+        metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
+    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
+    ok = bool(sol.success) if hasattr(sol, "success") else True
+    return FitResult(
+        success=ok,
+        message="equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}",
+        method="equation-error",
+        model=model,
+        parameters=fitted,
+        estimates=estimates,
+        uncertainty=unc,
+        weak_directions=weak_directions_text(unc),
+        correlated_pairs=pairs,
+        metrics=tuple(metrics),
+        records=tuple(rfits),
+        cost=0.5 * float(r_all @ r_all),
+        nfev=1,
+        timing={"equation_error_s": elapsed},
+        stages={"equation-error": fitted.as_dict()},
+        warnings=tuple(warns),
+        options=opts,
+    )

@@ -1,0 +1,267 @@
+r"""The output-error problem: residual and Jacobian in scaled variables, substeps and their refinement.
+
+:math:`r_c = w_c (y_c^{sim}(\theta, x_0) - y_c)/s_c`, :math:`s_c` the rms of
+channel *c* over all records, with the exact Jacobian from the simulator's
+forward sensitivities. The solver works on
+:math:`z = (\theta - \theta_{start})/s`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..metrics import rms
+from ..models import TermModel
+from ..params import ParameterSet
+from ..record import Record
+from ..simulate import SimulationResult, auto_substeps, fine_input, simulate
+from .options import FitOptions, FloatArray, ProgressFn
+
+__all__ = ["INTEGRATION_TOL", "MAX_REFINEMENTS"]
+
+#: Integration error allowed at the estimate, as a fraction of the residual rms (step-doubling check).
+INTEGRATION_TOL = 0.05
+#: How often the substeps may be doubled after a fit.
+MAX_REFINEMENTS = 3
+
+
+class _OEProblem:
+    """Residual and Jacobian of the joint output-error problem in scaled variables."""
+
+    def __init__(
+        self,
+        recs: Sequence[Record],
+        model: TermModel,
+        params: ParameterSet,
+        x0s: Sequence[tuple[float, float]],
+        est_x0: Sequence[bool],
+        opts: FitOptions,
+        progress: ProgressFn | None,
+    ) -> None:
+        self.recs = recs
+        self.model = model
+        self.params = params
+        self.opts = opts
+        self.progress = progress
+        self.free = params.free_mask
+        self.pf = int(self.free.sum())
+        self.nrec = len(recs)
+        self.x0s: list[tuple[float, float]] = [(float(x[0]), float(x[1])) for x in x0s]
+        self.outputs = opts.outputs
+        self.idx = [np.arange(0, r.n, opts.sample_step) for r in recs]
+        self.scale = {}
+        for c in self.outputs:
+            ms = rms(np.concatenate([np.asarray(r.channel(c)) for r in recs]))
+            self.scale[c] = ms if ms > 0 else 1.0
+        self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
+        self.substeps = [1] * self.nrec
+        self.nfev = 0
+        # the last few evaluated points (trf evaluates the residual, then the Jacobian at the same point,
+        # and the result is usually one of the last points tried)
+        self._cache: OrderedDict[bytes, list[SimulationResult]] = OrderedDict()
+        self._fine: dict[tuple[int, int], FloatArray] = {}
+        groups = []
+        g = 0
+        for k in range(self.nrec):
+            for _ in self.outputs:
+                groups.append(np.full(self.idx[k].size, g, dtype=np.int64))
+                g += 1
+        self.groups = np.concatenate(groups)
+        self.est = [bool(e) for e in est_x0]
+        self.x0_pos: dict[int, int] = {}
+        for k in range(self.nrec):
+            if self.est[k]:
+                self.x0_pos[k] = 2 * len(self.x0_pos)
+        self.n_x0 = 2 * len(self.x0_pos)
+        self.prior_jp = np.zeros((0, self.pf))
+        self.prior_c = np.zeros(0)
+        self.s_theta = np.ones(self.pf)
+        self.s_x0 = np.ones(self.n_x0)
+        self.off_theta = np.zeros(self.pf)
+        self.off_x0 = np.zeros(self.n_x0)
+        self._scaled = False
+
+    def fine_input(self, k: int, nsub: int | None = None) -> FloatArray:
+        """Input of record k at every half substep (cached; the grid for 2·nsub is made at once,
+        since the step-doubling check needs it and the grid for nsub is every other point of it)."""
+        nsub = self.substeps[k] if nsub is None else nsub
+        key = (k, nsub)
+        if key not in self._fine:
+            if (k, 2 * nsub) not in self._fine:
+                r = self.recs[k]
+                self._fine[(k, 2 * nsub)] = fine_input(r.t, r.f, 2 * nsub, self.opts.input_hold)
+            self._fine[key] = np.ascontiguousarray(self._fine[(k, 2 * nsub)][::2])
+        return self._fine[key]
+
+    def full_simulation(self, k: int, theta: FloatArray, x0: tuple[float, float], substeps: int) -> SimulationResult:
+        r = self.recs[k]
+        return simulate(self.model, r.t, r.f, theta, x0, input_hold=self.opts.input_hold, substeps=substeps,
+                        fine=self.fine_input(k, substeps))
+
+    def too_coarse(self, z: FloatArray) -> list[bool]:
+        """Step-doubling check: is the integration error above 5 % of each record's residual rms?"""
+        sims = self.simulate_all(z)
+        theta, x0s = self.unpack(z)
+        out = []
+        for k, r in enumerate(self.recs):
+            if k >= len(sims) or not sims[k].success:
+                out.append(False)
+                continue
+            fine_sim = self.full_simulation(k, theta, x0s[k], 2 * self.substeps[k])
+            sel = self.idx[k]
+            err = np.concatenate([self.weight[c] * (fine_sim.output(c) - sims[k].output(c))[sel] for c in self.outputs])
+            res = np.concatenate([self.weight[c] * (sims[k].output(c) - r.channel(c))[sel] for c in self.outputs])
+            out.append(bool(np.sqrt(np.mean(err**2)) > INTEGRATION_TOL * np.sqrt(np.mean(res**2))))
+        return out
+
+    def refine(self, z: FloatArray) -> bool:
+        """Make the integration finer where the estimate needs it; True when anything changed."""
+        theta, _ = self.unpack(z)
+        need = [max(a, b) for a, b in zip(self.choose_substeps(theta), self.substeps, strict=True)]
+        coarse = self.too_coarse(z) if self.opts.substeps is None else [False] * self.nrec
+        changed = False
+        for k in range(self.nrec):
+            if coarse[k]:
+                need[k] = 2 * need[k]
+            if need[k] != self.substeps[k]:
+                self.substeps[k] = need[k]
+                changed = True
+        if changed:
+            self._cache.clear()
+        return changed
+
+    def choose_substeps(self, theta: FloatArray) -> list[int]:
+        return [_substeps_for(r, self.model, theta, self.opts) for r in self.recs]
+
+    # variable packing: z = [(theta_free - off_theta) / s_theta, (x0 - off_x0) / s_x0 ...]; z = 0 at the start,
+    # so the solver's first trust region (radius 1 when z0 = 0) allows about a 10 % change of each parameter
+    def set_scaling(self, s_theta: FloatArray, s_x0: FloatArray, off_theta: FloatArray, off_x0: FloatArray) -> None:
+        same_point = self._scaled and np.array_equal(off_theta, self.off_theta) and np.array_equal(off_x0, self.off_x0)
+        self._scaled = True
+        self.s_theta = s_theta
+        self.s_x0 = s_x0
+        self.off_theta = off_theta
+        self.off_x0 = off_x0
+        # z means something else now, except z = 0 when the offsets (the start point) are unchanged
+        zero = np.zeros(self.pf + self.n_x0).tobytes()
+        kept = {k: v for k, v in self._cache.items() if same_point and k[:-1] == zero}
+        self._cache.clear()
+        self._cache.update(kept)
+
+    def unpack(self, z: FloatArray) -> tuple[FloatArray, list[tuple[float, float]]]:
+        theta = self.params.values.copy()
+        theta[self.free] = self.off_theta + z[: self.pf] * self.s_theta
+        x0s = list(self.x0s)
+        xz = self.off_x0 + z[self.pf :] * self.s_x0
+        for k, pos in self.x0_pos.items():
+            x0s[k] = (float(xz[pos]), float(xz[pos + 1]))
+        return theta, x0s
+
+    def pack(self, theta: FloatArray, x0s: Sequence[tuple[float, float]]) -> FloatArray:
+        z = list((theta[self.free] - self.off_theta) / self.s_theta)
+        for k, pos in self.x0_pos.items():
+            z += [(x0s[k][0] - self.off_x0[pos]) / self.s_x0[pos], (x0s[k][1] - self.off_x0[pos + 1]) / self.s_x0[pos + 1]]
+        return np.asarray(z, dtype=np.float64)
+
+    def simulate_all(self, z: FloatArray, sens: bool = True) -> list[SimulationResult]:
+        key = z.tobytes() + bytes([sens])
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        theta, x0s = self.unpack(z)
+        sims = []
+        for k, r in enumerate(self.recs):
+            sims.append(
+                simulate(
+                    self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
+                    substeps=self.substeps[k], sensitivities=sens, outputs=self.outputs, fine=self.fine_input(k),
+                    initial_state_sensitivities=k in self.x0_pos,
+                    x_limit=1e3 * max(float(np.max(np.abs(r.x))), 1e-300) + abs(x0s[k][0]),
+                )
+            )
+            if not sims[-1].success:
+                break
+        self.nfev += 1
+        if self.progress is not None:
+            self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev), f"evaluation {self.nfev}")
+        self._cache[key] = sims
+        if len(self._cache) > 4:
+            self._cache.popitem(last=False)
+        return sims
+
+    def residual(self, z: FloatArray) -> FloatArray:
+        sims = self.simulate_all(z)
+        if len(sims) < self.nrec or not all(s.success for s in sims):
+            return np.full(self.groups.size + self.prior_jp.shape[0], np.nan)
+        parts = []
+        for k, r in enumerate(self.recs):
+            sel = self.idx[k]
+            for c in self.outputs:
+                parts.append(self.weight[c] * (sims[k].output(c)[sel] - r.channel(c)[sel]))
+        out = np.concatenate(parts)
+        if self.prior_jp.shape[0]:
+            out = np.concatenate([out, self.prior_jp @ z[: self.pf] - self.prior_c])
+        return out
+
+    def jacobian(self, z: FloatArray) -> FloatArray:
+        sims = self.simulate_all(z)
+        ncol = self.pf + self.n_x0
+        blocks = []
+        fcols = np.flatnonzero(self.free)
+        p = self.model.n_params
+        for k in range(self.nrec):
+            sel = self.idx[k]
+            for c in self.outputs:
+                s = sims[k].sens[c][sel]  # type: ignore[index]
+                blk = np.zeros((sel.size, ncol))
+                blk[:, : self.pf] = s[:, fcols] * self.s_theta
+                if k in self.x0_pos:
+                    pos = self.x0_pos[k]
+                    blk[:, self.pf + pos] = s[:, p] * self.s_x0[pos]
+                    blk[:, self.pf + pos + 1] = s[:, p + 1] * self.s_x0[pos + 1]
+                blocks.append(self.weight[c] * blk)
+        jac = np.vstack(blocks)
+        if self.prior_jp.shape[0]:
+            jp = np.zeros((self.prior_jp.shape[0], ncol))
+            jp[:, : self.pf] = self.prior_jp
+            jac = np.vstack([jac, jp])
+        return jac
+
+    def names(self) -> list[str]:
+        names = list(self.params.free_names)
+        for k in self.x0_pos:
+            names += [f"x0[{k}]", f"v0[{k}]"]
+        return names
+
+
+def _substeps_for(r: Record, model: TermModel, theta: FloatArray, opts: FitOptions) -> int:
+    """RK4 substeps per sample for record ``r`` (fixed by the options or chosen from the dynamics)."""
+    if opts.substeps is not None:
+        return int(opts.substeps)
+    xr = 1.5 * float(np.max(np.abs(r.x)))
+    vr = 1.5 * float(np.max(np.abs(r.v))) if r.v is not None else xr * 2 * math.pi * r.fs / 4
+    return auto_substeps(model, theta, r.dt, max(xr, 1e-300), max(vr, 1e-300))
+
+
+def _gauss_newton_step(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArray) -> FloatArray:
+    """``z0`` moved by one Gauss-Newton step (clipped into the bounds) if that lowers the cost."""
+    r0 = prob.residual(z0)
+    if not np.all(np.isfinite(r0)):
+        return z0
+    jac = prob.jacobian(z0)
+    if not np.all(np.isfinite(jac)):
+        return z0
+    try:
+        step, *_ = np.linalg.lstsq(jac, -r0, rcond=None)
+    except np.linalg.LinAlgError:  # pragma: no cover - finite matrices converge
+        return z0
+    z1 = np.clip(z0 + step, lb, ub)
+    r1 = prob.residual(z1)
+    if np.all(np.isfinite(r1)) and float(r1 @ r1) < float(r0 @ r0):
+        return z1
+    return z0
+
