@@ -14,7 +14,7 @@ import os
 _io = None
 if os.environ.get("NLID_TEST_UNGUARDED_MAT") == "1":
     try:  # only the worker has the package on its path at start-up
-        import nlid_core.io as _io
+        import nlid_core.io.readers as _io
     except ImportError:
         _io = None
 
