@@ -165,7 +165,7 @@ class Clock:
 
 def test_byte_budget_cache_evicts_least_recently_used_by_bytes(monkeypatch):
     mb = 2**20
-    monkeypatch.setattr("app_support.cache.TRIM_AFTER_BYTES", 2 * mb)
+    monkeypatch.setattr("app_support.cache.budget.TRIM_AFTER_BYTES", 2 * mb)
     released = []
     cache = ByteBudgetCache(3 * mb, sizeof=nbytes_of, release=lambda: released.append(cache.stats().nbytes))
     arrays = {k: np.zeros(mb // 8) for k in "abcd"}  # 1 MB each

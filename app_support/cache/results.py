@@ -1,0 +1,93 @@
+"""Cached results of core calls: small fixed records (``st.cache_data``) and record-sized results
+(derived channels, nonlinearity evidence) in the shared byte-bounded cache."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from nlid_core import nonlinearity
+from nlid_core.examples import make_example
+from nlid_core.io import load_record
+from nlid_core.record import Record
+from nlid_core.signals import derive_missing
+
+from .housekeeping import shared_cache
+
+SILVERBOX_FS = 1e7 / 2**14
+REPO = Path(__file__).resolve().parents[2]
+#: Time-to-live of the ``st.cache_data`` caches (seconds).
+CACHE_DATA_TTL_S = 30 * 60
+
+
+@st.cache_data(max_entries=4, ttl=CACHE_DATA_TTL_S, show_spinner=False)
+def example(name: str) -> Record:
+    """An example record with a known answer (simulated once per process)."""
+    return make_example(name)
+
+
+def silverbox_path() -> Path | None:
+    """The Silverbox benchmark CSV when it is available beside the checkout (or via NLID_SHARED_DATA)."""
+    env = os.environ.get("NLID_SHARED_DATA")
+    base = Path(env) if env else REPO.parent / "shared" / "data"
+    path = base / "silverbox" / "SNLS80mV.csv"
+    return path if path.is_file() else None
+
+
+@st.cache_data(max_entries=1, ttl=CACHE_DATA_TTL_S, show_spinner=False)
+def silverbox() -> tuple[Record, Record]:
+    """Silverbox training part and multisine test part (standard split), in volts."""
+    path = silverbox_path()
+    if path is None:
+        raise FileNotFoundError("the Silverbox data is not available on this server")
+    common = {"columns": "f=V1,x=V2", "units": "f=V,x=V", "fs": SILVERBOX_FS}
+    train = load_record(path, rows="40650:105712", name="silverbox-train", **common)  # type: ignore[arg-type]
+    test = load_record(path, rows="105712:127400", name="silverbox-test", **common)  # type: ignore[arg-type]
+    return train, test
+
+
+def derived(key: str, method: str, rec: Record) -> Record:
+    """``rec`` with missing v, a derived (``key`` is :func:`record_key` of ``rec``)."""
+    return shared_cache().get_or_compute(("derived", key, method), lambda: derive_missing(rec, method=method))
+
+
+def derived_from_x(key: str, method: str, rec: Record) -> Record:
+    """``rec`` with v and a both re-derived from x (to compare with measured ones)."""
+    return shared_cache().get_or_compute(
+        ("derived_from_x", key, method),
+        lambda: derive_missing(rec.replace(v=None, a=None, derived=()), method=method))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    """The nonlinearity evidence of one record (what the Nonlinearity page shows)."""
+
+    summary: tuple[str, ...]
+    spectrum: nonlinearity.Spectrum
+    harmonics: nonlinearity.HarmonicAnalysis
+    spectrogram: nonlinearity.Spectrogram
+    restoring: nonlinearity.RestoringForce
+    check: nonlinearity.LinearCheck
+    band: tuple[float, float]
+
+
+def _evidence(rec: Record) -> Evidence:
+    harmonics = nonlinearity.harmonic_distortion(rec)
+    check = nonlinearity.linear_fit_check(rec)
+    return Evidence(
+        summary=tuple(nonlinearity.evidence_summary(rec, harmonics=harmonics, check=check)),
+        spectrum=nonlinearity.spectrum(rec),
+        harmonics=harmonics,
+        spectrogram=nonlinearity.spectrogram(rec, channel="x"),
+        restoring=nonlinearity.restoring_force(rec),
+        check=check,
+        band=nonlinearity.excitation_band(rec),
+    )
+
+
+def evidence(key: str, rec: Record) -> Evidence:
+    """Harmonics, spectra, restoring force and linear-fit check of ``rec`` (``key``: its :func:`record_key`)."""
+    return shared_cache().get_or_compute(("evidence", key), lambda: _evidence(rec))
