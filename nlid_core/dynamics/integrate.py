@@ -1,0 +1,292 @@
+r"""Simulation of an assembled :class:`~nlid_core.dynamics.model.Model` with exact sensitivities.
+
+:func:`integrate` runs the explicit RK4 (:mod:`.rk4`) or the implicit SDIRK4 (:mod:`.sdirk`) on the
+sample grid and returns a :class:`Trajectory`. ``method="auto"`` takes RK4 with enough substeps
+for the fastest linearised rate at the start (|λ|·h <= 0.25, at most ``MAX_SUBSTEPS``), and
+switches to SDIRK4 when the model turns out stiff along the way (RK4 reports |λ|·h above its
+stability bound, or would need more than ``MAX_SUBSTEPS`` substeps) or RK4 diverges.
+
+Inputs between samples come from per-interval cubics (:func:`input_coefficients`): zero-order
+hold, first-order hold, or the not-a-knot cubic spline through the samples (the spline of
+``scipy.interpolate.CubicSpline``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ModelSpecError
+from . import evaluate
+from .model import Model
+from .rk4 import integrate_rk4
+from .sdirk import integrate_sdirk
+
+__all__ = ["INPUT_HOLDS", "METHODS", "Trajectory", "integrate", "input_coefficients", "MAX_SUBSTEPS"]
+
+FloatArray = NDArray[np.float64]
+
+INPUT_HOLDS: tuple[str, ...] = ("zoh", "foh", "cubic")
+METHODS: tuple[str, ...] = ("auto", "rk4", "sdirk")
+SUBSTEP_TARGET = 0.25
+MAX_SUBSTEPS = 64
+
+
+@dataclass(frozen=True, kw_only=True)
+class Trajectory:
+    """A simulated run.
+
+    Attributes
+    ----------
+    t : (n,) ndarray, s
+    states : (n, N) ndarray
+        Every state (``state_names``) at the samples; NaN after a failure.
+    accelerations : (n, n_dof) ndarray
+    state_names, acceleration_names : tuple of str
+    sens : mapping of str to (n, Q) ndarray, or None
+        ∂(output)/∂(θ, chosen initial states) per requested output.
+    sens_names : tuple of str
+        Column names of the sensitivity matrices.
+    success : bool
+    status : str
+        ``ok``, ``diverged``, ``nonpositive_mass``, ``newton_failed``.
+    message : str
+    fail_time : float or None, s
+    method : str
+    steps : int
+        Substeps per sample (RK4) or accepted steps (SDIRK4).
+    elapsed_s : float
+    """
+
+    t: FloatArray
+    states: FloatArray
+    accelerations: FloatArray
+    state_names: tuple[str, ...]
+    acceleration_names: tuple[str, ...]
+    sens: dict[str, FloatArray] | None
+    sens_names: tuple[str, ...]
+    success: bool
+    status: str
+    message: str
+    fail_time: float | None
+    method: str
+    steps: int
+    elapsed_s: float
+
+    def output(self, name: str) -> FloatArray:
+        """A state or acceleration by name.
+
+        Raises
+        ------
+        ModelSpecError
+            Unknown name.
+        """
+        if name in self.state_names:
+            return self.states[:, self.state_names.index(name)]  # type: ignore[no-any-return]
+        if name in self.acceleration_names:
+            return self.accelerations[:, self.acceleration_names.index(name)]  # type: ignore[no-any-return]
+        raise ModelSpecError(f"unknown output `{name}`; choose from {', '.join(self.state_names + self.acceleration_names)}")
+
+
+def input_coefficients(t: FloatArray, u: FloatArray, input_hold: str) -> FloatArray:
+    """Per-interval cubic ``u(t_i + τ) = c0 + c1·τ + c2·τ² + c3·τ³`` of every input channel.
+
+    Parameters
+    ----------
+    t : (n,) ndarray, s
+    u : (n, n_in) ndarray
+    input_hold : {"zoh", "foh", "cubic"}
+
+    Returns
+    -------
+    (n - 1, n_in, 4) ndarray
+    """
+    from .._kernels import spline_slopes
+
+    if input_hold not in INPUT_HOLDS:
+        raise ModelSpecError(f"unknown `input_hold` {input_hold!r}; choose from {', '.join(INPUT_HOLDS)}")
+    n, m = u.shape
+    coef = np.zeros((n - 1, m, 4))
+    h = np.diff(t)
+    for c in range(m):
+        y = u[:, c]
+        coef[:, c, 0] = y[:-1]
+        if input_hold == "zoh":
+            continue
+        slope = np.diff(y) / h
+        if input_hold == "foh" or n < 4:
+            coef[:, c, 1] = slope
+            continue
+        s = spline_slopes(np.ascontiguousarray(t), np.ascontiguousarray(y))
+        coef[:, c, 1] = s[:-1]
+        coef[:, c, 2] = (3.0 * slope - 2.0 * s[:-1] - s[1:]) / h
+        coef[:, c, 3] = (s[:-1] + s[1:] - 2.0 * slope) / (h * h)
+    return coef
+
+
+def _status(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | None]:
+    if code == evaluate.OK:
+        return "ok", "simulation completed", None
+    tf = float(t[min(idx, t.size - 1)])
+    if code == evaluate.NONPOSITIVE_MASS:
+        return "nonpositive_mass", f"the effective mass became non-positive at t = {tf:.6g} s; the parameters are unphysical", tf
+    if code == evaluate.NEWTON_FAILED:
+        return "newton_failed", f"the implicit integrator could not take a step at t = {tf:.6g} s (the model is singular or too stiff there)", tf
+    return "diverged", (f"simulation diverged at t = {tf:.6g} s (a state became non-finite or exceeded its limit); the"
+                        " parameters or the initial state make the model unstable for this input"), tf
+
+
+def _rate(model: Model, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> float:
+    p = model.plan
+    nst, npar, n = model.n_states, model.n_params, model.n_dof
+    ydot = np.zeros(nst)
+    jy = np.zeros((nst, nst))
+    jp = np.zeros((nst, npar))
+    code = evaluate.rhs(y0, u0, theta, n, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs,
+                        p.dof_in, True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar)))
+    return float(evaluate.spectral_radius(jy)) if code == evaluate.OK else 0.0
+
+
+def integrate(
+    model: Model,
+    t: ArrayLike,
+    u: ArrayLike,
+    theta: ArrayLike,
+    y0: ArrayLike,
+    *,
+    input_hold: str = "cubic",
+    method: str = "auto",
+    substeps: int | None = None,
+    rtol: float = 1e-8,
+    atol: ArrayLike | None = None,
+    sensitivities: bool = False,
+    outputs: Sequence[str] = (),
+    initial: Sequence[str] = (),
+    limits: ArrayLike | None = None,
+    coef: FloatArray | None = None,
+) -> Trajectory:
+    """Simulate ``model`` driven by ``u`` from the full initial state ``y0``.
+
+    Parameters
+    ----------
+    model : Model
+    t : (n,) array_like, s
+        Sample times, increasing.
+    u : (n,) or (n, n_dof) array_like
+        Force on each DOF at the samples.
+    theta : (P,) array_like
+        Every parameter, in model order.
+    y0 : (N,) array_like
+        Initial state ``(q, q̇, z)``.
+    input_hold : {"cubic", "foh", "zoh"}
+        Input reconstruction between samples.
+    method : {"auto", "rk4", "sdirk"}
+        Integrator (see the module notes).
+    substeps : int or None
+        RK4 substeps per sample interval (None: chosen from the fastest rate at the start).
+    rtol : float
+        SDIRK4 relative tolerance.
+    atol : (N,) array_like or None
+        SDIRK4 absolute tolerance per state (default ``rtol`` times 1e-3 of each state's limit
+        scale, at least 1e-15).
+    sensitivities : bool
+        Return ∂(outputs)/∂(θ, initial states listed in ``initial``).
+    outputs : sequence of str
+        State or acceleration names whose sensitivities are returned.
+    initial : sequence of str
+        State names whose initial values get sensitivity columns (after the parameters).
+    limits : (N,) array_like or None
+        |state| beyond which the run counts as diverged (default: 1e6·(1 + |y0|) for positions,
+        unlimited otherwise).
+    coef : ndarray or None
+        :func:`input_coefficients` computed beforehand (repeated runs on one record).
+
+    Returns
+    -------
+    Trajectory
+    """
+    model.require_simulable()
+    if method not in METHODS:
+        raise ModelSpecError(f"unknown `method` {method!r}; choose from {', '.join(METHODS)}")
+    t_arr = np.ascontiguousarray(t, dtype=np.float64)
+    u_arr = np.asarray(u, dtype=np.float64)
+    if u_arr.ndim == 1:
+        u_arr = u_arr[:, None]
+    if t_arr.ndim != 1 or t_arr.size < 2 or u_arr.shape != (t_arr.size, model.n_dof):
+        raise ModelSpecError(f"`t` must be 1-D (n >= 2) and `u` (n, {model.n_dof}); got {t_arr.shape} and {u_arr.shape}")
+    th = np.ascontiguousarray(theta, dtype=np.float64).reshape(-1)
+    if th.size != model.n_params or not np.all(np.isfinite(th)):
+        raise ModelSpecError(f"`theta` needs {model.n_params} finite values ({', '.join(model.param_names)}); got {th.size}")
+    y = np.ascontiguousarray(y0, dtype=np.float64).reshape(-1)
+    if y.size != model.n_states or not np.all(np.isfinite(y)):
+        raise ModelSpecError(f"`y0` needs {model.n_states} finite values ({', '.join(model.state_names)})")
+    names = model.state_names + model.acceleration_names
+    bad = [o for o in (*outputs, *initial) if o not in names]
+    if bad:
+        raise ModelSpecError(f"unknown state or output(s) {bad}; choose from {', '.join(names)}")
+    out_idx = np.array([names.index(o) for o in outputs], dtype=np.int64)
+    nst, npar = model.n_states, model.n_params
+    s0 = np.zeros((nst, npar + len(initial)))
+    for k, name in enumerate(initial):
+        s0[model.state_names.index(name), npar + k] = 1.0
+    if limits is None:
+        lim = np.full(nst, np.inf)
+        lim[: model.n_dof] = 1e6 * (1.0 + np.abs(y[: model.n_dof]))
+    else:
+        lim = np.ascontiguousarray(limits, dtype=np.float64)
+    if coef is None:
+        coef = input_coefficients(t_arr, u_arr, input_hold)
+    p = model.plan
+    args = (model.n_dof, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in)
+    start = time.perf_counter()
+    dt = float((t_arr[-1] - t_arr[0]) / (t_arr.size - 1))
+    used = method
+    code, idx, steps = evaluate.OK, t_arr.size, 0
+    if method in ("auto", "rk4"):
+        nsub = substeps
+        if nsub is None:
+            rate = _rate(model, y, th, u_arr[0])
+            nsub = int(min(MAX_SUBSTEPS, max(1, math.ceil(rate * dt / SUBSTEP_TARGET)))) if math.isfinite(rate) else 1
+        if nsub < 1:
+            raise ModelSpecError(f"`substeps` must be >= 1, got {nsub}")
+        check = 1 if nst <= 2 else 8
+        yo, qdd, sens, code, idx, hrho = integrate_rk4(
+            t_arr, coef, int(nsub), y, th, s0, bool(sensitivities), out_idx, lim, check if method == "auto" else 0, *args)
+        steps = int(nsub)
+        used = f"rk4 ({nsub} substeps)"
+        stiff = code == evaluate.STIFF or (code == evaluate.DIVERGED and hrho > 0.5)
+        if method == "auto" and stiff:
+            need = math.ceil(hrho * nsub / SUBSTEP_TARGET) if code == evaluate.STIFF else MAX_SUBSTEPS + 1
+            if need <= MAX_SUBSTEPS and substeps is None:
+                yo, qdd, sens, code, idx, hrho = integrate_rk4(
+                    t_arr, coef, int(need), y, th, s0, bool(sensitivities), out_idx, lim, check, *args)
+                steps = int(need)
+                used = f"rk4 ({need} substeps)"
+                stiff = code == evaluate.STIFF
+            if stiff or code == evaluate.STIFF:
+                used = "sdirk"
+        if code == evaluate.STIFF and used != "sdirk":
+            code = evaluate.DIVERGED
+    if method == "sdirk" or used == "sdirk":
+        if atol is None:
+            scale = np.where(np.isfinite(lim), lim * 1e-9, 1e-6)
+            at = np.maximum(rtol * scale, 1e-15)
+        else:
+            at = np.broadcast_to(np.asarray(atol, dtype=np.float64), (nst,)).copy()
+        yo, qdd, sens, code, idx, steps = integrate_sdirk(
+            t_arr, coef, y, th, s0, bool(sensitivities), out_idx, lim, float(rtol), at, *args)
+        used = f"sdirk4 (rtol {rtol:g}, {steps} steps)"
+    elapsed = time.perf_counter() - start
+    status, message, fail_time = _status(int(code), t_arr, int(idx))
+    sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)} if sensitivities else None
+    return Trajectory(
+        t=t_arr, states=yo, accelerations=qdd, state_names=model.state_names,
+        acceleration_names=model.acceleration_names, sens=sens_map,
+        sens_names=(*model.param_names, *(f"{n}(0)" for n in initial)), success=status == "ok", status=status,
+        message=message, fail_time=fail_time, method=used, steps=int(steps), elapsed_s=elapsed,
+    )
