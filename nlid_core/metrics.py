@@ -9,6 +9,7 @@ r"""Fit metrics and residual tests.
   model structure (or the noise model) misses something.
 * Input-residual cross-correlation over lags −L..L with the same band: a
   residual correlated with the input means unmodelled input dynamics.
+* Relative standard error :math:`|\sigma_\theta| / |\theta|` (infinite where the value is 0).
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy import fft as sp_fft
 from scipy import special
 
+from .errors import DataValidationError
+
 __all__ = [
     "rms",
+    "residual",
+    "relative_error",
+    "acf_max_lag",
     "rmse",
     "nrmse",
     "fit_percent",
@@ -49,6 +55,80 @@ def rms(a: FloatArray) -> float:
     if not (peak > 0 and math.isfinite(peak)):
         return peak if not math.isfinite(peak) else 0.0
     return peak * math.sqrt(float(np.mean((a / peak) ** 2)))
+
+
+def residual(measured: ArrayLike, predicted: ArrayLike, *, start: int = 0) -> FloatArray:
+    """``predicted − measured`` from sample ``start`` on (e.g. after the samples that set an initial state).
+
+    Parameters
+    ----------
+    measured : (n,) array_like
+        Measured signal.
+    predicted : (n,) array_like
+        Simulated or predicted signal, same length.
+    start : int
+        First sample kept (0 ≤ start ≤ n).
+
+    Returns
+    -------
+    (n - start,) ndarray
+        Residual, unit of the signals.
+
+    Raises
+    ------
+    DataValidationError
+        The signals differ in shape, or ``start`` is outside 0..n.
+    """
+    y = np.asarray(measured, dtype=np.float64)
+    y_hat = np.asarray(predicted, dtype=np.float64)
+    if y.ndim != 1 or y.shape != y_hat.shape:
+        raise DataValidationError(
+            f"`measured` and `predicted` must be 1-D of one length, got shapes {y.shape} and {y_hat.shape}"
+        )
+    if not 0 <= int(start) <= y.size:
+        raise DataValidationError(f"`start` must lie in 0..{y.size}, got {start}")
+    return y_hat[int(start):] - y[int(start):]
+
+
+def relative_error(error: ArrayLike, value: ArrayLike) -> FloatArray:
+    """``|error| / |value|`` elementwise, infinite where ``value`` is 0 (e.g. relative standard errors).
+
+    Parameters
+    ----------
+    error : array_like
+        Absolute errors (e.g. standard errors), any shape broadcastable with ``value``.
+    value : array_like
+        Reference values (e.g. estimates).
+
+    Returns
+    -------
+    ndarray
+        Fractions (0.05 = 5 %); NaN where ``error`` is NaN.
+    """
+    err = np.abs(np.asarray(error, dtype=np.float64))
+    ref = np.abs(np.asarray(value, dtype=np.float64))
+    err, ref = np.broadcast_arrays(err, ref)
+    out = np.full(err.shape, np.inf)
+    np.divide(err, ref, out=out, where=ref > 0)
+    out[np.isnan(err)] = np.nan
+    return out
+
+
+def acf_max_lag(n: int, *, cap: int = 100) -> int:
+    """Lags to show of a residual autocorrelation: a tenth of the ``n`` samples, at least 5, at most ``cap``.
+
+    Parameters
+    ----------
+    n : int
+        Number of residual samples.
+    cap : int
+        Largest lag returned (at least 5).
+
+    Returns
+    -------
+    int
+    """
+    return int(min(max(5, cap), max(5, int(n) // 10)))
 
 
 def rmse(measured: FloatArray, predicted: FloatArray) -> float:

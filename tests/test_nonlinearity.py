@@ -372,3 +372,29 @@ def test_restoring_surface_bins_cover_the_data():
     assert surf.force.shape == (15, 20)
     assert int(surf.count.sum()) == rf.x.size
     assert np.isfinite(surf.force).any()
+
+
+def test_model_restoring_surface_is_the_model_force_on_the_cell_centres():
+    from nlid_core.nonlinearity import RestoringForce, RestoringSurface, model_restoring_surface
+
+    surf = RestoringSurface(x_centers=np.array([-1.0, 0.0, 2.0]), v_centers=np.array([-0.5, 0.5]),
+                            force=np.zeros((2, 3)), count=np.zeros((2, 3), dtype=np.int64), units={})
+    model = TermModel("m0,c1,k1,k3")
+    grid = model_restoring_surface(surf, model, [2.0, 4.0, 800.0, 1e3])  # the mass does not enter
+    x, v = np.meshgrid(surf.x_centers, surf.v_centers)
+    assert grid.shape == (2, 3)
+    np.testing.assert_allclose(grid, 4.0 * v + 800.0 * x + 1e3 * x**3)
+    with pytest.raises(ModelSpecError, match="`theta` must hold 4 values"):
+        model_restoring_surface(surf, model, [1.0, 2.0])
+    rf = RestoringForce(t=np.zeros(1), x=np.zeros(1), v=np.zeros(1), force=np.zeros(1), mass=1.0, mass_source="given",
+                        mass_unit="kg", units={})
+    with pytest.raises(ModelSpecError, match="`surface` must be a RestoringSurface"):
+        model_restoring_surface(rf, model, [1.0, 2.0, 3.0, 4.0])  # type: ignore[arg-type]
+
+
+def test_spectrum_peak_is_the_strongest_bin_above_zero():
+    freq = np.array([0.0, 1.0, 2.0, 3.0])
+    spec = Spectrum(freq_hz=freq, psd={"f": np.array([9.0, 1.0, 5.0, 2.0])}, units={"f": "N"})
+    assert spec.peak_hz("f") == 2.0  # the 0 Hz bin does not count
+    assert spec.peak_hz("x") is None
+    assert Spectrum(freq_hz=np.zeros(1), psd={"f": np.ones(1)}, units={"f": "N"}).peak_hz() is None

@@ -58,7 +58,14 @@ from .frf import FRF, frf
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .intermodulation import IntermodulationLine, two_tone_products
 from .levels import EquivalentLinear, equivalent_linear, level_drift_summary
-from .restoring import RestoringForce, RestoringSurface, local_amplitude, restoring_force, restoring_surface
+from .restoring import (
+    RestoringForce,
+    RestoringSurface,
+    local_amplitude,
+    model_restoring_surface,
+    restoring_force,
+    restoring_surface,
+)
 from .spectra import Spectrogram, Spectrum, excitation_band, power_band, spectrogram, spectrum, welch_psd
 from .thresholds import (
     BAND_POWER_FRACTIONS,
@@ -126,4 +133,5 @@ __all__ = [
     "two_tone_products",
     "RestoringSurface",
     "restoring_surface",
+    "model_restoring_surface",
 ]

@@ -25,7 +25,14 @@ from ..record import CHANNEL_LABELS, Record
 from ._args import FloatArray, _check_record
 from .thresholds import _LINEAR_TERMS, MASS_TERMS
 
-__all__ = ["RestoringForce", "RestoringSurface", "local_amplitude", "restoring_force", "restoring_surface"]
+__all__ = [
+    "RestoringForce",
+    "RestoringSurface",
+    "local_amplitude",
+    "restoring_force",
+    "restoring_surface",
+    "model_restoring_surface",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -195,3 +202,40 @@ def restoring_surface(rf: RestoringForce, *, nx: int = 25, nv: int = 25) -> Rest
         mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
     return RestoringSurface(x_centers=0.5 * (xe[1:] + xe[:-1]), v_centers=0.5 * (ve[1:] + ve[:-1]), force=mean,
                             count=count.astype(np.int64), units=dict(rf.units))
+
+
+def model_restoring_surface(surface: RestoringSurface, model: TermModel, theta: ArrayLike) -> FloatArray:
+    """A model's restoring force (every term but inertia) at the cell centres of ``surface``.
+
+    Evaluates ``model.restoring_force`` on the grid ``x_centers`` × ``v_centers``, so the fitted
+    model can be drawn beside the measured cell means.
+
+    Parameters
+    ----------
+    surface : RestoringSurface
+        From :func:`restoring_surface`; its cell centres are the grid.
+    model : TermModel
+        The model whose force terms are evaluated.
+    theta : (p,) array_like
+        Parameter values in the model's term order (e.g. ``FitResult.parameters.values``).
+
+    Returns
+    -------
+    (nv, nx) ndarray
+        Restoring force per cell (unit of f), laid out like ``surface.force``.
+
+    Raises
+    ------
+    ModelSpecError
+        ``theta`` does not hold one value per term of ``model``.
+    """
+    if not isinstance(surface, RestoringSurface):
+        raise ModelSpecError(f"`surface` must be a RestoringSurface, got {type(surface).__name__}")
+    values = np.asarray(theta, dtype=np.float64)
+    if values.shape != (len(model.terms),):
+        raise ModelSpecError(
+            f"`theta` must hold {len(model.terms)} values ({', '.join(model.terms)}), got shape {values.shape}"
+        )
+    x_grid, v_grid = np.meshgrid(surface.x_centers, surface.v_centers)
+    force = model.restoring_force(values, x_grid.ravel(), v_grid.ravel())
+    return np.asarray(force, dtype=np.float64).reshape(x_grid.shape)

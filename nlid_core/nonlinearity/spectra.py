@@ -71,6 +71,24 @@ class Spectrum:
         floor = top * 1e-30 if top > 0 else 1e-300
         return 10.0 * np.log10(np.maximum(p, floor))
 
+    def peak_hz(self, channel: str = "f") -> float | None:
+        """Frequency (Hz) of the largest PSD bin of ``channel`` above 0 Hz.
+
+        Parameters
+        ----------
+        channel : str
+            Channel whose peak is wanted (the force by default: the strongest excitation frequency).
+
+        Returns
+        -------
+        float or None
+            None when the spectrum lacks ``channel`` or has no bin above 0 Hz.
+        """
+        if channel not in self.psd or self.freq_hz.size < 2:
+            return None
+        p = np.asarray(self.psd[channel], dtype=np.float64)
+        return float(self.freq_hz[1:][np.argmax(p[1:])])
+
 
 
 class Spectrogram(NamedTuple):
