@@ -15,18 +15,19 @@ state.show_notice()
 with st.expander("Upload records", expanded=not state.records()):
     files = st.file_uploader(
         "Test records: CSV/TSV/TXT, Parquet, Excel (.xlsx), MATLAB .mat (several files = several levels)",
-        type=list(cache.UPLOAD_TYPES), accept_multiple_files=True, key="upload",
+        type=list(cache.UPLOAD_TYPES), accept_multiple_files=True, key=state.DATA_UPLOAD,
     )
     c1, c2 = st.columns(2)
-    columns = c1.text_input("Column mapping (optional)", placeholder="t=time,f=force,x=disp,a=acc", key="columns",
+    columns = c1.text_input("Column mapping (optional)", placeholder="t=time,f=force,x=disp,a=acc",
+                            key=state.DATA_COLUMNS,
                             help="Columns named t, f, x, v, a (or time, force, disp, vel, acc) need no mapping.")
-    units = c2.text_input("Units of the file's columns (optional)", placeholder="x=mm,f=kN,a=g", key="units",
+    units = c2.text_input("Units of the file's columns (optional)", placeholder="x=mm,f=kN,a=g", key=state.DATA_UNITS,
                           help="Converted to SI. Units nlid does not know (e.g. V) are kept as they are.")
     c3, c4 = st.columns(2)
     fs = c3.number_input("Sampling rate [Hz] for files without a time column (0 = the file has one)",
-                         min_value=0.0, max_value=1e9, value=0.0, step=1.0, format="%.6g", key="fs")
-    rows = c4.text_input("Rows to keep (optional, START:STOP)", placeholder="0:50000", key="rows")
-    if st.button("Load files", key="load_upload", disabled=not files, type="primary"):
+                         min_value=0.0, max_value=1e9, value=0.0, step=1.0, format="%.6g", key=state.DATA_FS)
+    rows = c4.text_input("Rows to keep (optional, START:STOP)", placeholder="0:50000", key=state.DATA_ROWS)
+    if st.button("Load files", key=state.DATA_LOAD_UPLOAD, disabled=not files, type="primary"):
         loaded, failed = [], []
         for up in files or []:
             try:
@@ -49,7 +50,7 @@ if not recs:
     st.info("No record yet: upload a file above, or load an example on the Home page.")
     st.stop()
 
-name = st.selectbox("Record", list(recs), key="data_record")
+name = st.selectbox("Record", list(recs), key=state.DATA_RECORD)
 rec = recs[name]
 units_txt = ", ".join(f"{CHANNEL_LABELS[c]} [{esc(rec.unit(c), 40)}]" + (" (derived)" if c in rec.derived else "")
                       for c in rec.channels)
@@ -61,9 +62,9 @@ st.plotly_chart(figures.fig_record(rec), key="data_preview")
 
 with st.expander("Trim, filter, derive"):
     t0, t1 = float(rec.t[0]), float(rec.t[-1])
-    span = st.slider("Keep time range [s]", min_value=t0, max_value=t1, value=(t0, t1), key="trim_range")
+    span = st.slider("Keep time range [s]", min_value=t0, max_value=t1, value=(t0, t1), key=state.DATA_TRIM_RANGE)
     a1, a2, a3 = st.columns(3)
-    if a1.button("Apply trim", key="apply_trim"):
+    if a1.button("Apply trim", key=state.DATA_APPLY_TRIM):
         try:
             state.replace_record(name, trim(rec, span[0], span[1]))
             st.rerun()
@@ -71,16 +72,16 @@ with st.expander("Trim, filter, derive"):
             st.error(esc(exc))
     nyq = 0.5 * rec.fs
     cut = a2.number_input("Low-pass cut-off [Hz]", min_value=0.0, max_value=float(nyq), value=min(50.0, 0.4 * nyq),
-                          key="lowpass_hz")
-    if a2.button("Apply zero-phase low-pass", key="apply_filter"):
+                          key=state.DATA_LOWPASS_HZ)
+    if a2.button("Apply zero-phase low-pass", key=state.DATA_APPLY_FILTER):
         try:
             state.replace_record(name, filter_record(rec, cut))
             st.rerun()
         except NlidError as exc:
             st.error(esc(exc))
-    method = a3.selectbox("Differentiation", list(DIFFERENTIATORS), key="diff_method")
+    method = a3.selectbox("Differentiation", list(DIFFERENTIATORS), key=state.DATA_DIFF_METHOD)
     missing = [c for c in ("v", "a") if getattr(rec, c) is None]
-    if a3.button(f"Derive {', '.join(missing) or 'nothing'} from x", key="apply_derive", disabled=not missing):
+    if a3.button(f"Derive {', '.join(missing) or 'nothing'} from x", key=state.DATA_APPLY_DERIVE, disabled=not missing):
         try:
             state.replace_record(name, cache.derived(cache.record_key(rec), method, rec))
             st.rerun()
@@ -101,6 +102,6 @@ with st.expander("Trim, filter, derive"):
                     key=f"derive_check_{c}",
                 )
 
-if st.button(f"Remove {esc(name)}", key="remove_record"):
+if st.button(f"Remove {esc(name)}", key=state.DATA_REMOVE_RECORD):
     state.remove_record(name)
     st.rerun()

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from app_support import jobs, state
+from app_support import jobs, state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -15,6 +15,7 @@ from nlid_core.excitation import (
     stepped_amplitude,
     stepped_sine,
 )
+from nlid_core.grids import design_search_grid, step_frequencies, step_levels
 from nlid_core.models import TERMS, TermModel
 from nlid_core.studies import compare_designs, monte_carlo_check, suggest_design
 
@@ -27,15 +28,15 @@ st.markdown("Generate a test signal, then predict, **before anyone runs the test
 
 c1, c2, c3, c4 = st.columns(4)
 kind = c1.selectbox("Signal", ["linear chirp", "log chirp", "Schroeder multisine", "stepped sine",
-                               "stepped amplitude (linear chirp at several levels)"], key="exc_kind")
-f0 = c2.number_input("Start / lowest frequency [Hz]", min_value=0.01, value=0.5, key="exc_f0")
-f1 = c3.number_input("End / highest frequency [Hz]", min_value=0.02, value=10.0, key="exc_f1")
-amp = c4.number_input("Amplitude [N] (peak; rms for multisine)", min_value=0.0, value=30.0, key="exc_amp")
+                               "stepped amplitude (linear chirp at several levels)"], key=state.DESIGN_KIND)
+f0 = c2.number_input("Start / lowest frequency [Hz]", min_value=0.01, value=0.5, key=state.DESIGN_F0)
+f1 = c3.number_input("End / highest frequency [Hz]", min_value=0.02, value=10.0, key=state.DESIGN_F1)
+amp = c4.number_input("Amplitude [N] (peak; rms for multisine)", min_value=0.0, value=30.0, key=state.DESIGN_AMPLITUDE)
 c5, c6, c7 = st.columns(3)
-duration = c5.number_input("Duration [s]", min_value=0.5, value=12.0, key="exc_duration")
-fs = c6.number_input("Sampling rate [Hz]", min_value=10.0, value=500.0, key="exc_fs")
+duration = c5.number_input("Duration [s]", min_value=0.5, value=12.0, key=state.DESIGN_DURATION)
+fs = c6.number_input("Sampling rate [Hz]", min_value=10.0, value=500.0, key=state.DESIGN_FS)
 steps = int(c7.number_input("Steps (stepped sine / amplitude levels)", min_value=2, max_value=50, value=8,
-                            key="exc_steps"))
+                            key=state.DESIGN_STEPS))
 try:
     if kind == "linear chirp":
         exc = linear_chirp(f0, f1, amplitude_n=amp, duration_s=duration, fs_hz=fs)
@@ -44,11 +45,10 @@ try:
     elif kind == "Schroeder multisine":
         exc = schroeder_multisine(f0, f1, amplitude_n=amp, duration_s=duration, fs_hz=fs)
     elif kind == "stepped sine":
-        freqs = [f0 + (f1 - f0) * k / (steps - 1) for k in range(steps)]
-        exc = stepped_sine(freqs, amplitude_n=amp, dwell_s=duration / steps, fs_hz=fs)
+        exc = stepped_sine(step_frequencies(f0, f1, steps), amplitude_n=amp, dwell_s=duration / steps, fs_hz=fs)
     else:
         base = linear_chirp(f0, f1, amplitude_n=amp, duration_s=duration / steps, fs_hz=fs)
-        exc = stepped_amplitude(base, [(k + 1) / steps for k in range(steps)])
+        exc = stepped_amplitude(base, step_levels(steps))
 except NlidError as exc_err:
     st.error(esc(exc_err))
     st.stop()
@@ -63,28 +63,27 @@ m4c.metric("samples", f"{exc.n_samples:,}")
 label = f"{kind} {f0:g}-{f1:g} Hz, {amp:g} N, {duration:g} s"
 b1, b2 = st.columns(2)
 b1.download_button("Signal for the shaker controller (CSV)", exc.to_frame().to_csv(index=False).encode(),
-                   file_name="excitation.csv", mime="text/csv", key="dl_excitation")
-if b2.button("Add to the comparison", key="add_design"):
-    designs = state.designs()
-    if label not in [d[0] for d in designs]:
-        designs.append((label, exc))
+                   file_name="excitation.csv", mime="text/csv", key=state.DESIGN_DOWNLOAD)
+if b2.button("Add to the comparison", key=state.DESIGN_ADD_DESIGN):
+    state.add_design(label, exc)
 
 st.subheader("Prior model and noise")
 run = state.active_run()
 source = st.radio("Prior model", ["identified (active run)", "typed in"] if run and run.result.success else ["typed in"],
-                  horizontal=True, key="prior_source")
+                  horizontal=True, key=state.DESIGN_PRIOR_SOURCE)
 if source.startswith("identified") and run is not None:
     model = run.result.model
     values = run.result.values
 else:
-    terms = st.multiselect("Terms", list(TERMS), default=list(SEED_TRUTH), key="prior_terms")
+    terms = st.multiselect("Terms", list(TERMS), default=list(SEED_TRUTH), key=state.DESIGN_PRIOR_TERMS)
     model = TermModel(terms or ["m0", "c1", "k1"])
     table = st.data_editor(pd.DataFrame({"term": list(model.terms),
                                          "value": [SEED_TRUTH.get(n, 1.0 if n == "m0" else 0.0) for n in model.terms]}),
-                           hide_index=True, disabled=["term"], key=f"prior_values_{','.join(model.terms)}")
+                           hide_index=True, disabled=["term"],
+                           key=state.key_for(state.DESIGN_PRIOR_VALUES, *model.terms))
     values = dict(zip(table["term"], table["value"].astype(float)))
 noise = st.number_input("Displacement noise standard deviation [m]", min_value=1e-9, value=4e-4, format="%.2g",
-                        key="noise_sd")
+                        key=state.DESIGN_NOISE_SD)
 
 designs = state.designs()
 candidates = [(label, exc)] + [d for d in designs if d[0] != label]
@@ -95,30 +94,19 @@ except NlidError as exc_err:
     st.stop()
 with st.container(key="design_results", border=True):
     st.markdown("**Predicted relative standard errors [%]** (current signal first)")
-    rows = []
-    for pred in preds:
-        row = {"design": pred.label, "ok": pred.success}
-        if pred.success:
-            row.update({n: 100 * float(r) for n, r in zip(pred.names, pred.rel_stderr)})
-            row["worst"] = pred.worst_parameter
-            row["x peak"] = pred.x_max
-        else:
-            row["worst"] = pred.message
-        rows.append(row)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="design_table")
+    st.dataframe(tables.design_table(preds), hide_index=True, key="design_table")
     st.plotly_chart(figures.fig_design_comparison(preds), key="design_fig")
-    if designs and st.button("Clear the comparison", key="clear_designs"):
+    if designs and st.button("Clear the comparison", key=state.DESIGN_CLEAR_DESIGNS):
         state.clear_designs()
         st.rerun()
 
 st.subheader("Suggest a design")
-if st.button("Search chirp amplitudes and bands", key="suggest_design"):
-    amplitudes = (amp / 3, amp / 1.5, amp) if amp > 0 else (10.0, 20.0, 30.0)
-    bands = ((f0, f1 / 2), (f0, f1), (f0, 1.5 * f1)) if 1.5 * f1 < fs / 5 else ((f0, f1 / 2), (f0, f1))
+if st.button("Search chirp amplitudes and bands", key=state.DESIGN_SUGGEST):
     try:
+        amplitudes, bands = design_search_grid(amp, f0, f1, fs)
         sug = jobs.run("design search", suggest_design, (model, values),
                        {"noise_sd": noise, "duration_s": duration, "fs_hz": fs, "amplitudes": amplitudes,
-                        "bands": bands}, key="suggest")
+                        "bands": bands}, key=state.DESIGN_SUGGEST_JOB)
     except (NlidError, jobs.JobError) as exc_err:
         st.error(esc(exc_err))
     else:
@@ -132,11 +120,11 @@ if st.button("Search chirp amplitudes and bands", key="suggest_design"):
 st.subheader("Check the prediction")
 st.caption("Simulates the current signal on the prior model, adds noise, identifies each realisation and compares"
            " the spread with the prediction.")
-n_runs = int(st.number_input("Monte Carlo runs", min_value=4, max_value=200, value=12, key="mc_runs"))
-if st.button("Run the Monte Carlo check", key="run_mc"):
+n_runs = int(st.number_input("Monte Carlo runs", min_value=4, max_value=200, value=12, key=state.DESIGN_MC_RUNS))
+if st.button("Run the Monte Carlo check", key=state.DESIGN_RUN_MC):
     try:
         mc = jobs.run("Monte Carlo check", monte_carlo_check, (model, values, exc.t_s, exc.force),
-                      {"noise_sd": noise, "n_runs": n_runs, "rng": 1}, key="monte_carlo")
+                      {"noise_sd": noise, "n_runs": n_runs, "rng": 1}, key=state.DESIGN_MC_JOB)
     except (NlidError, jobs.JobError) as exc_err:
         st.error(esc(exc_err))
     else:
@@ -144,9 +132,7 @@ if st.button("Run the Monte Carlo check", key="run_mc"):
 mc = state.monte_carlo()
 if mc is not None:
     if mc.success:
-        st.dataframe(pd.DataFrame({"parameter": list(mc.names), "truth": mc.truth, "predicted std": mc.predicted_std,
-                                   "realised std": mc.realised_std, "realised / predicted": mc.ratio,
-                                   "bias": mc.bias}), hide_index=True, key="mc_table")
+        st.dataframe(tables.monte_carlo_table(mc), hide_index=True, key="mc_table")
         st.markdown(f"{mc.n_ok} of {mc.n_runs} runs converged; worst agreement: {mc.worst_parameter}"
                     f" (ratio {mc.worst_ratio:.2f}).")
     else:

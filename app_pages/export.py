@@ -2,7 +2,6 @@
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 from app_support import state, tables
@@ -27,27 +26,18 @@ stem = f"nlid-run{run.id}"
 
 c1, c2, c3 = st.columns(3)
 c1.download_button("Parameters (CSV)", tables.parameter_table(fit).to_csv(index=False).encode(),
-                   file_name=f"{stem}-parameters.csv", mime="text/csv", key="dl_params_csv")
+                   file_name=f"{stem}-parameters.csv", mime="text/csv", key=state.EXPORT_PARAMS_CSV)
 c2.download_button("Result (JSON)", json.dumps(result_to_dict(fit, vals), indent=2, allow_nan=False).encode(),
-                   file_name=f"{stem}.json", mime="application/json", key="dl_json")
+                   file_name=f"{stem}.json", mime="application/json", key=state.EXPORT_JSON)
 if vals:
-    frames = []
-    for v in vals:
-        if not v.success:
-            continue
-        frame = pd.DataFrame({"record": v.record, "t": v.t})
-        for c, arr in v.measured.items():
-            frame[f"{c}_measured"] = arr
-        for c, arr in v.predicted.items():
-            frame[f"{c}_simulated"] = arr
-        frames.append(frame)
-    if frames:
-        c3.download_button("Validation data (CSV)", pd.concat(frames).to_csv(index=False).encode(),
-                           file_name=f"{stem}-validation.csv", mime="text/csv", key="dl_validation")
+    frame = tables.validation_frame(vals)
+    if frame is not None:
+        c3.download_button("Validation data (CSV)", frame.to_csv(index=False).encode(),
+                           file_name=f"{stem}-validation.csv", mime="text/csv", key=state.EXPORT_VALIDATION_CSV)
 else:
     c3.caption("No validation yet for this run (Validate page).")
 
-if st.button("Build the HTML report", key="build_report"):
+if st.button("Build the HTML report", key=state.EXPORT_BUILD_REPORT):
     figs = []
     if fit.records:
         figs.append(("Fit on " + fit.records[0].name, figures.fig_fit(fit.records[0],
@@ -62,5 +52,5 @@ if st.button("Build the HTML report", key="build_report"):
 report = state.report_html(run.id)
 if report:
     st.download_button("HTML report", report.encode(), file_name=f"{stem}-report.html", mime="text/html",
-                       key="dl_report")
+                       key=state.EXPORT_REPORT)
     st.caption(f"{len(report) / 1e6:.1f} MB, figures included (works offline).")

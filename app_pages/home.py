@@ -41,7 +41,7 @@ with left:
         + ", ".join(f"{k} = {v:g}" for k, v in SEED_TRUTH.items())
         + "; 10 N chirp 0.5 to 5 Hz, 12 s at 500 Hz, noisy x, v, a."
     )
-    if st.button("Load the seed example", key="load_example", type="primary"):
+    if st.button("Load the seed example", key=state.HOME_LOAD_EXAMPLE, type="primary"):
         rec = cache.example("seed")
         try:
             names = state.add_records([rec])
@@ -57,7 +57,7 @@ with right:
             "**Silverbox** (real measurements of an electronic Duffing oscillator, volts): the standard"
             " training part and the multisine test part."
         )
-        if st.button("Load Silverbox", key="load_silverbox"):
+        if st.button("Load Silverbox", key=state.HOME_LOAD_SILVERBOX):
             try:
                 train, test = cache.silverbox()
                 names = state.add_records([train, test])

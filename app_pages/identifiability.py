@@ -1,14 +1,14 @@
 """Identifiability of a finished fit: where the information is, weak directions, profiles, multi-start,
 regularisation, and whether each term is needed."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import jobs, state
+from app_support import jobs, state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
+from nlid_core.grids import log_grid
 from nlid_core.studies import (
     multistart,
     profile_likelihood,
@@ -34,16 +34,17 @@ if len(fit_recs) != len(run.config.fit_records):
     st.warning("A record of this run was removed; the studies need the records the run was fitted on.")
     st.stop()
 st.markdown(f"Run **#{run.id}** on {esc(', '.join(run.config.fit_records))}: `{fit.equation(with_errors=False)}`")
-cache = state.studies()
+studies = state.studies()
 
 key = (run.id, "sensitivity")
-if key not in cache:
+if key not in studies:
     try:
-        cache[key] = jobs.run("sensitivity study", sensitivity_study, (fit, fit_recs), key="sensitivity")
+        state.add_study(key, jobs.run("sensitivity study", sensitivity_study, (fit, fit_recs),
+                                      key=state.IDENT_SENSITIVITY_JOB))
     except (NlidError, jobs.JobError) as exc:
         st.error(f"The sensitivity study could not run: {esc(exc)}")
         st.stop()
-study = cache[key]
+study = state.studies()[key]
 with st.container(key="identifiability_summary", border=True):
     if not study.success:
         st.error(esc(study.message))
@@ -53,27 +54,23 @@ with st.container(key="identifiability_summary", border=True):
         for w in study.weak_directions:
             st.markdown(f"- weak direction: {esc(w)}")
         st.caption(f"Scaled condition number {study.condition_number:.3g}.")
-        st.dataframe(pd.DataFrame({"parameter": list(study.names), "value": study.values,
-                                   "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
-                                   "information share [%]": 100 * np.asarray(study.information_share),
-                                   "variance inflation": study.variance_inflation}),
-                     hide_index=True, key="sens_table")
+        st.dataframe(tables.sensitivity_table(study), hide_index=True, key="sens_table")
         st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
 
 tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
     ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"])
 free = [e.name for e in fit.estimates if e.vary]
 with tab_profile:
-    name = st.selectbox("Parameter", free, key="profile_param")
-    n_points = int(st.number_input("Grid points", 5, 41, 11, key="profile_points"))
-    if st.button("Compute the profile", key="run_profile"):
+    name = st.selectbox("Parameter", free, key=state.IDENT_PROFILE_PARAM)
+    n_points = int(st.number_input("Grid points", 5, 41, 11, key=state.IDENT_PROFILE_POINTS))
+    if st.button("Compute the profile", key=state.IDENT_RUN_PROFILE):
         try:
-            cache[(run.id, "profile", name, n_points)] = jobs.run(
+            state.add_study((run.id, "profile", name, n_points), jobs.run(
                 f"profile likelihood of {name}", profile_likelihood, (fit, fit_recs, name),
-                {"n_points": n_points}, key="profile")
+                {"n_points": n_points}, key=state.IDENT_PROFILE_JOB))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
-    prof = cache.get((run.id, "profile", name, n_points))
+    prof = studies.get((run.id, "profile", name, n_points))
     if prof is not None:
         if prof.success:
             st.plotly_chart(figures.fig_profile(prof, unit=fit.estimate(name).unit), key="profile_fig")
@@ -84,67 +81,59 @@ with tab_profile:
         else:
             st.error(esc(prof.message))
 with tab_multi:
-    n_starts = int(st.number_input("Random starts", 2, 50, 8, key="n_starts"))
-    if st.button("Run the multi-start", key="run_multistart"):
+    n_starts = int(st.number_input("Random starts", 2, 50, 8, key=state.IDENT_N_STARTS))
+    if st.button("Run the multi-start", key=state.IDENT_RUN_MULTISTART):
         try:
-            cache[(run.id, "multistart", n_starts)] = jobs.run(
+            state.add_study((run.id, "multistart", n_starts), jobs.run(
                 "multi-start", multistart, (fit_recs, fit.model, run.config.params, run.config.options),
-                {"n_starts": n_starts, "rng": 0}, key="multistart")
+                {"n_starts": n_starts, "rng": 0}, key=state.IDENT_MULTISTART_JOB))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
-    ms = cache.get((run.id, "multistart", n_starts))
+    ms = studies.get((run.id, "multistart", n_starts))
     if ms is not None:
         st.markdown(f"{ms.n_at_best} of {len(ms.costs)} starts reached the best cost ({ms.best_cost:.6g}).")
-        st.dataframe(pd.DataFrame(ms.end_points, columns=list(ms.names)).assign(cost=ms.costs, reached_best=ms.at_best),
-                     key="multistart_table")
-        st.dataframe(pd.DataFrame({"parameter": list(ms.names), "spread at the best cost [%]": 100 * ms.spread}),
-                     hide_index=True, key="multistart_spread")
+        ends, spread = tables.multistart_tables(ms)
+        st.dataframe(ends, key="multistart_table")
+        st.dataframe(spread, hide_index=True, key="multistart_spread")
 with tab_reg:
     st.markdown("Tikhonov prior λ‖D(θ − θ0)‖²: choose θ0 and a λ range; the L-curve corner is a good λ.")
     prior_df = st.data_editor(pd.DataFrame({"parameter": free, "prior θ0": [fit.values[n] for n in free]}),
-                              hide_index=True, disabled=["parameter"], key=f"prior_{run.id}")
-    lo_exp, hi_exp = st.slider("λ from 10^a to 10^b", -8, 4, (-6, 2), key="lambda_range")
-    if st.button("Compute the regularisation path", key="run_regularisation"):
-        lams = np.logspace(lo_exp, hi_exp, 13)
+                              hide_index=True, disabled=["parameter"], key=state.key_for(state.IDENT_PRIOR, run.id))
+    lo_exp, hi_exp = st.slider("λ from 10^a to 10^b", -8, 4, (-6, 2), key=state.IDENT_LAMBDA_RANGE)
+    if st.button("Compute the regularisation path", key=state.IDENT_RUN_REGULARISATION):
         try:
-            cache[(run.id, "regularisation")] = jobs.run(
+            lams = log_grid(lo_exp, hi_exp)
+            state.add_study((run.id, "regularisation"), jobs.run(
                 "regularisation path", regularisation_path,
                 (fit_recs, fit.model, run.config.params, run.config.options,
-                 dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams), key="regularisation")
+                 dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams),
+                key=state.IDENT_REGULARISATION_JOB))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
-    path = cache.get((run.id, "regularisation"))
+    path = studies.get((run.id, "regularisation"))
     if path is not None:
         if path.success:
             st.plotly_chart(figures.fig_lcurve(path), key="lcurve_fig")
             st.markdown(f"Suggested λ = {path.suggested_lambda:.3g} (corner of the L-curve).")
-            table = pd.DataFrame(path.estimates, columns=list(path.names))
-            table.insert(0, "λ", path.lambdas)
+            table, errors = tables.regularisation_tables(path)
             st.markdown("Estimates along the path (equation error):")
             st.dataframe(table, hide_index=True, key="reg_table")
-            est = np.abs(np.asarray(path.estimates))
-            rel = np.divide(100 * np.asarray(path.stderr), est, out=np.full(est.shape, np.inf), where=est > 0)
-            errors = pd.DataFrame(rel, columns=list(path.names))
-            errors.insert(0, "λ", path.lambdas)
             st.markdown("Relative standard errors [%] along the path (the prior adds information):")
             st.dataframe(errors, hide_index=True, key="reg_stderr_table")
         else:
             st.error(esc(path.message))
 with tab_struct:
     others = [n for n in recs if n not in run.config.fit_records]
-    val_name = st.selectbox("Validation record (optional)", ["none"] + others, key="struct_val")
-    if st.button("Refit with each term removed or added", key="run_structure"):
+    val_name = st.selectbox("Validation record (optional)", ["none"] + others, key=state.IDENT_STRUCTURE_VALIDATION)
+    if st.button("Refit with each term removed or added", key=state.IDENT_RUN_STRUCTURE):
         try:
-            cache[(run.id, "structure", val_name)] = jobs.run(
+            state.add_study((run.id, "structure", val_name), jobs.run(
                 "structure check", structure_check, (fit_recs, fit.model.terms, run.config.options),
-                {"validation": None if val_name == "none" else recs[val_name]}, key="structure")
+                {"validation": None if val_name == "none" else recs[val_name]}, key=state.IDENT_STRUCTURE_JOB))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
-    sc = cache.get((run.id, "structure", val_name))
+    sc = studies.get((run.id, "structure", val_name))
     if sc is not None:
         for line in sc.recommendations:
             st.markdown(f"- {esc(line)}")
-        st.dataframe(pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
-                                    "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
-                                    "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
-                                   for v in (sc.base, *sc.variants)]), hide_index=True, key="struct_table")
+        st.dataframe(tables.structure_table(sc), hide_index=True, key="struct_table")

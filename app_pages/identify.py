@@ -22,11 +22,12 @@ st.markdown(
     f"  \n**Records:** {', '.join(esc(n) for n in cfg.fit_records)}"
 )
 
-if st.button("Run identification", key="run_identification", type="primary", disabled=bool(missing)):
+if st.button("Run identification", key=state.IDENTIFY_RUN, type="primary", disabled=bool(missing)):
     start = time.perf_counter()
     try:
         result = jobs.run("identification", identify, ([recs[n] for n in cfg.fit_records], cfg.model),
-                          {"params": cfg.params, "options": cfg.options}, key="identification", progress_arg="progress")
+                          {"params": cfg.params, "options": cfg.options}, key=state.IDENTIFY_JOB,
+                          progress_arg="progress")
     except (NlidError, jobs.JobError) as exc:
         st.error(f"The identification could not run: {esc(exc)}. Earlier results are kept.")
     else:
@@ -76,11 +77,12 @@ st.subheader("History")
 history = state.runs()
 tables.show(tables.runs_table(history), key="runs_table")
 ids = [r.id for r in history]
-chosen = st.selectbox("Active run (used by Validate and Export)", ids, index=ids.index(run.id), key="active_run_select",
+chosen = st.selectbox("Active run (used by Validate and Export)", ids, index=ids.index(run.id),
+                      key=state.IDENTIFY_ACTIVE_RUN,
                       format_func=lambda i: next(r.label for r in history if r.id == i))
 if chosen != run.id:
     state.set_active_run(chosen)
     st.rerun()
-compare = st.multiselect("Compare runs side by side", ids, default=ids[-2:], key="compare_runs")
+compare = st.multiselect("Compare runs side by side", ids, default=ids[-2:], key=state.IDENTIFY_COMPARE_RUNS)
 if compare:
     st.dataframe(tables.compare_table([r for r in history if r.id in compare]), key="compare_table")

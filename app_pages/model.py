@@ -19,8 +19,8 @@ recs = state.require_records()
 cfg = state.ensure_config()
 
 fit_records = st.multiselect("Records to fit (jointly, one parameter set)", list(recs),
-                             default=[n for n in cfg.fit_records if n in recs], key="fit_records")
-terms = st.multiselect("Model terms", list(TERMS), default=list(cfg.terms), key="terms",
+                             default=[n for n in cfg.fit_records if n in recs], key=state.MODEL_FIT_RECORDS)
+terms = st.multiselect("Model terms", list(TERMS), default=list(cfg.terms), key=state.MODEL_TERMS,
                        format_func=lambda n: f"{n}: {TERMS[n].expr}")
 if not fit_records or not terms:
     st.warning("Choose at least one record and one term.")
@@ -40,7 +40,7 @@ for p in defaults:
 st.caption("Initial values are the start of an output-error fit; two-stage and equation error start from a"
            " linear solve and use only the bounds and the fixed values.")
 edited = st.data_editor(
-    pd.DataFrame(rows), key=f"params_{','.join(model.terms)}", hide_index=True,
+    pd.DataFrame(rows), key=state.key_for(state.MODEL_PARAMS, *model.terms), hide_index=True,
     disabled=["term", "force term", "unit"],
     column_config={"initial value": st.column_config.NumberColumn(format="%.6g"),
                    "lower": st.column_config.NumberColumn(format="%.6g"),
@@ -57,26 +57,27 @@ except (NlidError, ValueError, TypeError) as exc:
     st.stop()
 
 c1, c2, c3 = st.columns(3)
-method = c1.radio("Residual", METHODS, index=METHODS.index(cfg.options.method), key="method",
+method = c1.radio("Residual", METHODS, index=METHODS.index(cfg.options.method), key=state.MODEL_METHOD,
                   help="two-stage: equation error gives the start of an output-error fit (recommended)")
 common = [c for c in ("x", "v", "a") if all(c in recs[n].measured for n in fit_records)]
 outputs = c2.multiselect("Output-error channels (measured)", common,
-                         default=[c for c in cfg.options.outputs if c in common] or common[:1], key="outputs")
+                         default=[c for c in cfg.options.outputs if c in common] or common[:1], key=state.MODEL_OUTPUTS)
 weights = {c: c2.number_input(f"weight of {c}", min_value=0.01, value=float(cfg.options.channel_weights.get(c, 1.0)),
-                              key=f"weight_{c}") for c in outputs}
+                              key=state.key_for(state.MODEL_WEIGHT, c)) for c in outputs}
 hold = c3.selectbox("Input between samples", INPUT_HOLDS, index=INPUT_HOLDS.index(cfg.options.input_hold),
-                    key="input_hold", help="cubic: smooth excitations; foh: linear; zoh: held")
+                    key=state.MODEL_INPUT_HOLD, help="cubic: smooth excitations; foh: linear; zoh: held")
 init = c3.selectbox("Initial state", INITIAL_STATES, index=INITIAL_STATES.index(cfg.options.initial_state),
-                    key="initial_state", help="auto: at rest when the record starts at rest, else estimated")
+                    key=state.MODEL_INITIAL_STATE, help="auto: at rest when the record starts at rest, else estimated")
 threshold = c1.slider("Equation error: drop samples with |f| below this fraction of max|f|", 0.0, 0.5,
-                      float(cfg.options.force_threshold), 0.01, key="force_threshold")
+                      float(cfg.options.force_threshold), 0.01, key=state.MODEL_FORCE_THRESHOLD)
 settings = cfg.settings
 if "fc" in terms or "kg" in terms:
     s1, s2 = st.columns(2)
     v_eps = s1.number_input(f"Coulomb velocity scale v_eps [{esc(first.unit('x'), 40)}/s]", min_value=1e-9,
-                            value=float(settings.v_eps), format="%.3g", key="v_eps", disabled="fc" not in terms)
+                            value=float(settings.v_eps), format="%.3g", key=state.MODEL_V_EPS,
+                            disabled="fc" not in terms)
     gap = s2.number_input(f"Dead-zone half-width [{esc(first.unit('x'), 40)}]", min_value=0.0,
-                          value=float(settings.gap), format="%.3g", key="gap", disabled="kg" not in terms)
+                          value=float(settings.gap), format="%.3g", key=state.MODEL_GAP, disabled="kg" not in terms)
     settings = ModelSettings(v_eps=v_eps, gap=gap)
 
 try:
@@ -89,7 +90,7 @@ except NlidError as exc:
     st.stop()
 state.set_config(new_cfg)
 
-if st.button("Automatic initial guess (equation error)", key="auto_guess",
+if st.button("Automatic initial guess (equation error)", key=state.MODEL_AUTO_GUESS,
              help="Fills the initial values from a bounded linear fit of the equation error"):
     try:
         ee = equation_error([recs[n] for n in fit_records], TermModel(model.terms, settings), params,
@@ -98,7 +99,7 @@ if st.button("Automatic initial guess (equation error)", key="auto_guess",
         st.error(f"Equation error failed: {esc(exc)}")
     else:
         state.set_config(dataclasses.replace(new_cfg, params=ee.parameters))
-        st.session_state.pop(f"params_{','.join(model.terms)}", None)
+        state.reset_widget(state.key_for(state.MODEL_PARAMS, *model.terms))
         state.notify("success", "Initial values set from the equation-error fit.")
         st.rerun()
 

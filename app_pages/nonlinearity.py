@@ -1,10 +1,8 @@
 """Nonlinearity: the evidence to look at before choosing terms."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from app_support import cache, state
+from app_support import cache, state, tables
 from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
@@ -13,7 +11,7 @@ from nlid_core.estimate import identify
 st.title("Nonlinearity")
 state.show_notice()
 recs = state.require_records()
-name = st.selectbox("Record", list(recs), key="nl_record")
+name = st.selectbox("Record", list(recs), key=state.NL_RECORD)
 rec = recs[name]
 try:
     full = cache.derived(cache.record_key(rec), "savgol", rec) if rec.a is None or rec.v is None else rec
@@ -38,7 +36,7 @@ with st.container(key="nl_summary", border=True):
 tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
     ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels", "Linear model"])
 with tab_loops:
-    color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key="loop_color")
+    color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key=state.NL_LOOP_COLOR)
     left, right = st.columns(2)
     left.plotly_chart(figures.fig_hysteresis(full, against="x", color_by=color), key="loop_x")
     right.plotly_chart(figures.fig_hysteresis(full, against="v", color_by=color), key="loop_v")
@@ -50,22 +48,16 @@ with tab_restoring:
     run = state.active_run()
     model_force = None
     if run is not None and run.result.success:
-        X, V = np.meshgrid(surface.x_centers, surface.v_centers)
-        model_force = run.result.model.restoring_force(run.result.parameters.values, X.ravel(), V.ravel()).reshape(X.shape)
+        model_force = nonlinearity.model_restoring_surface(surface, run.result.model, run.result.parameters.values)
     st.plotly_chart(figures.fig_restoring_surface(surface, model_force), key="rf_surface")
     if model_force is None:
         st.caption("Run an identification to see the fitted model's surface beside the measured one.")
     st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
-    st.dataframe(
-        pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
-                       **{k: f"{v:.4g} {m.units.get(k, '')}" for k, v in m.values.items()}}
-                      for m in ev.check.rows]),
-        hide_index=True, key="linear_check",
-    )
+    st.dataframe(tables.linear_check_table(ev.check), hide_index=True, key="linear_check")
 with tab_spectra:
     band = ev.band
     spec = ev.spectrum
-    peak = float(spec.freq_hz[1:][np.argmax(spec.psd["f"][1:])]) if "f" in spec.psd and spec.freq_hz.size > 1 else None
+    peak = spec.peak_hz("f")
     st.plotly_chart(figures.fig_spectrum(spec, harmonics_of=peak), key="spectrum_fig")
     if peak:
         st.caption(f"Dotted lines: harmonics of the strongest force frequency ({peak:.3g} Hz).")
@@ -73,12 +65,13 @@ with tab_spectra:
     times, freqs, power = ev.spectrogram
     st.plotly_chart(figures.fig_spectrogram(times, freqs, power, max_freq=min(6 * band[1], full.fs / 2)),
                     key="spectrogram_fig")
-    against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True, key="harm_against")
+    against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True,
+                       key=state.NL_HARMONICS_AGAINST)
     st.plotly_chart(figures.fig_harmonics(ev.harmonics, against=against), key="harmonics_fig")
     with st.expander("Two-tone test: sum and difference frequencies"):
         t1, t2 = st.columns(2)
-        f_a = t1.number_input("First tone [Hz]", min_value=0.01, value=max(band[0], 0.01), key="tone1")
-        f_b = t2.number_input("Second tone [Hz]", min_value=0.01, value=max(band[1], 0.02), key="tone2")
+        f_a = t1.number_input("First tone [Hz]", min_value=0.01, value=max(band[0], 0.01), key=state.NL_TONE1)
+        f_b = t2.number_input("Second tone [Hz]", min_value=0.01, value=max(band[1], 0.02), key=state.NL_TONE2)
         try:
             lines = nonlinearity.two_tone_products(full, f_a, f_b)
         except NlidError as exc:
@@ -86,13 +79,12 @@ with tab_spectra:
         else:
             st.caption("For a steady two-tone force, a linear system answers only at the two tones; harmonics and"
                        " intermodulation products p·f1 + q·f2 above about -40 dB point to a nonlinearity.")
-            st.dataframe(pd.DataFrame([{"p": ln.p, "q": ln.q, "frequency [Hz]": ln.freq_hz, "level [dB]": ln.level_db}
-                                       for ln in lines]), hide_index=True, key="two_tone_table")
+            st.dataframe(tables.two_tone_table(lines), hide_index=True, key="two_tone_table")
 with tab_levels:
     if len(recs) < 2:
         st.info("Load records at several excitation levels to compare their FRFs (a shifting resonance or"
                 " changing damping means the system is nonlinear).")
-    chosen = st.multiselect("Records to overlay", list(recs), default=list(recs)[:4], key="frf_records")
+    chosen = st.multiselect("Records to overlay", list(recs), default=list(recs)[:4], key=state.NL_FRF_RECORDS)
     if chosen:
         try:
             frfs = [(n, nonlinearity.frf(recs[n])) for n in chosen]
@@ -105,14 +97,11 @@ with tab_levels:
                 st.markdown(f"- {esc(line)}")
             if len(levels) > 1:
                 st.plotly_chart(figures.fig_equivalent_linear(levels), key="eqlin_fig")
-            st.dataframe(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "m0": e.m0, "c1": e.c1,
-                                        "k1": e.k1, "f_n [Hz]": e.f_n_hz, "zeta": e.zeta,
-                                        "force NRMSE [%]": 100 * e.nrmse} for e in levels]),
-                         hide_index=True, key="eqlin_table")
+            st.dataframe(tables.equivalent_linear_table(levels), hide_index=True, key="eqlin_table")
 with tab_linear:
     st.markdown("A linear model m0·ẍ + c1·ẋ + k1·x = f fitted to this record by output error, to see where it"
                 " fails and why nonlinear terms are needed.")
-    if st.button("Fit the linear model", key="fit_linear"):
+    if st.button("Fit the linear model", key=state.NL_FIT_LINEAR):
         try:
             lin = identify(full if rec.v is None else rec, "m0,c1,k1")
         except NlidError as exc:

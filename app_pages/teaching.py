@@ -2,10 +2,9 @@
 
 import dataclasses
 
-import pandas as pd
 import streamlit as st
 
-from app_support import jobs, state
+from app_support import jobs, state, tables
 from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
@@ -27,15 +26,15 @@ SYSTEMS = {
 demo = state.teaching()
 
 st.markdown("#### 1. A system with a hidden answer")
-system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key="teach_system")
+system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key=state.TEACH_SYSTEM)
 truth = SYSTEMS[system]["terms"]
 noise = SYSTEMS[system]["noise"]
 
 st.markdown("#### 2. Design the test")
 c1, c2, c3 = st.columns(3)
-amp = c1.slider("Chirp amplitude [N]", 1.0, 40.0, 10.0, key="teach_amp")
-band = c2.slider("Frequency band [Hz]", 0.2, 20.0, (0.5, 5.0), key="teach_band")
-duration = c3.slider("Duration [s]", 4.0, 30.0, 12.0, key="teach_duration")
+amp = c1.slider("Chirp amplitude [N]", 1.0, 40.0, 10.0, key=state.TEACH_AMPLITUDE)
+band = c2.slider("Frequency band [Hz]", 0.2, 20.0, (0.5, 5.0), key=state.TEACH_BAND)
+duration = c3.slider("Duration [s]", 4.0, 30.0, 12.0, key=state.TEACH_DURATION)
 spec = ExampleSpec(terms=truth, amplitude_n=amp, f0_hz=band[0], f1_hz=band[1], duration_s=duration, fs_hz=500.0,
                    noise={"x": noise}, measured=("x",), seed=11)
 t, force = chirp_design(amp, band[0], band[1], duration, 500.0)
@@ -47,12 +46,12 @@ else:
     st.warning(f"This test would make the system diverge: {esc(pred.message)}")
 
 st.markdown("#### 3. Measure")
-if st.button("Run the test (simulate with sensor noise)", key="teach_measure", type="primary"):
+if st.button("Run the test (simulate with sensor noise)", key=state.TEACH_MEASURE, type="primary"):
     try:
-        rec = jobs.run("test measurement", generate, (spec,), {"name": "lecture test"}, key="teach_test")
+        rec = jobs.run("test measurement", generate, (spec,), {"name": "lecture test"}, key=state.TEACH_TEST_JOB)
         rec2 = jobs.run("second test measurement", generate,
                         (dataclasses.replace(spec, amplitude_n=amp * 0.6, seed=12),), {"name": "lecture check"},
-                        key="teach_check")
+                        key=state.TEACH_CHECK_JOB)
     except (NlidError, jobs.JobError) as exc:
         st.error(esc(exc))
     else:
@@ -66,13 +65,13 @@ st.plotly_chart(figures.fig_record(rec), key="teach_record")
 
 st.markdown("#### 4. Look for nonlinearity")
 for line in nonlinearity.evidence_summary(rec):
-    st.markdown(f"- {line}")
+    st.markdown(f"- {esc(line)}")
 st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_loop")
 
 st.markdown("#### 5. A linear model first")
 if "linear" not in demo:
     try:
-        demo["linear"] = jobs.run("linear fit", identify, (rec, "m0,c1,k1"), key="teach_linear",
+        demo["linear"] = jobs.run("linear fit", identify, (rec, "m0,c1,k1"), key=state.TEACH_LINEAR_JOB,
                                   progress_arg="progress")
     except (NlidError, jobs.JobError) as exc:
         st.error(esc(exc))
@@ -83,11 +82,12 @@ if lin is not None and lin.success:
     st.plotly_chart(figures.fig_fit(lin.records[0], channel="x"), key="teach_linear")
 
 st.markdown("#### 6. Add terms, identify, and reveal the truth")
-terms = st.multiselect("Terms", list(TERMS), default=["m0", "c1", "k1"], key="teach_terms",
+terms = st.multiselect("Terms", list(TERMS), default=["m0", "c1", "k1"], key=state.TEACH_TERMS,
                        format_func=lambda n: f"{n}: {TERMS[n].expr}")
-if st.button("Identify", key="teach_identify") and terms:
+if st.button("Identify", key=state.TEACH_IDENTIFY) and terms:
     try:
-        demo["fit"] = jobs.run("identification", identify, (rec, terms), key="teach_fit", progress_arg="progress")
+        demo["fit"] = jobs.run("identification", identify, (rec, terms), key=state.TEACH_FIT_JOB,
+                               progress_arg="progress")
     except (NlidError, jobs.JobError) as exc:
         st.error(esc(exc))
 fit = demo.get("fit")
@@ -99,12 +99,5 @@ if fit is not None:
         st.markdown(f"Fit {fit.metrics[0].fit_percent:.2f} % on the test; on a second test at 60 % of the level:"
                     f" **{val.metrics[0].fit_percent:.2f} %**.")
         st.plotly_chart(figures.fig_fit(val, channel="x"), key="teach_validation")
-        if st.toggle("Reveal the true parameters", key="teach_reveal"):
-            rows = []
-            for name in sorted(set(truth) | set(fit.model.terms), key=list(TERMS).index):
-                est = fit.estimate(name) if name in fit.model.terms else None
-                rows.append({"term": name, "true": truth.get(name, 0.0),
-                             "estimate": est.value if est else None,
-                             "± stderr": est.stderr if est else None,
-                             "flags": ", ".join(est.flags) if est else "not in the model"})
-            st.dataframe(pd.DataFrame(rows), hide_index=True, key="teach_truth")
+        if st.toggle("Reveal the true parameters", key=state.TEACH_REVEAL):
+            st.dataframe(tables.truth_table(truth, fit, list(TERMS)), hide_index=True, key="teach_truth")

@@ -1,12 +1,12 @@
 """Validate: simulate the active run on a record and compare with the measurement."""
 
-import numpy as np
 import streamlit as st
 
 from app_support import state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
+from nlid_core.metrics import acf_max_lag, residual, rms
 from nlid_core.validation import validate
 
 st.title("Validate")
@@ -31,12 +31,12 @@ names = list(recs)
 others = [n for n in names if n not in run.config.fit_records]
 default = others[0] if others else names[0]
 c1, c2 = st.columns([2, 1])
-name = c1.selectbox("Validation record", names, index=names.index(default), key="val_record",
+name = c1.selectbox("Validation record", names, index=names.index(default), key=state.VALIDATE_RECORD,
                     help="Another record (e.g. another excitation level) tests the model honestly.")
 if name in run.config.fit_records:
     c1.caption("This record was used for fitting: the comparison shows the fit, not a validation.")
 n_init = int(c2.number_input("Samples for the initial state", min_value=0, max_value=max(recs[name].n - 20, 0),
-                             value=min(50, max(recs[name].n - 20, 0)), key="n_init"))
+                             value=min(50, max(recs[name].n - 20, 0)), key=state.VALIDATE_N_INIT))
 key = (run.id, name, n_init)
 val = state.validations().get(key)
 if val is None:
@@ -53,16 +53,14 @@ if not val.success:
 with st.container(key="validation", border=True):
     st.subheader(f"Run #{run.id} on {esc(name)}")
     tables.show(tables.metrics_table(val.metrics), key="val_metrics")
-    channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key="val_channel")
+    channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key=state.VALIDATE_CHANNEL)
     st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
-    sl = slice(val.n_init, None)
-    resid = val.predicted[channel][sl] - val.measured[channel][sl]
+    resid = residual(val.measured[channel], val.predicted[channel], start=val.n_init)
     left, right = st.columns(2)
-    left.plotly_chart(figures.fig_residual_spectrum(val.t[sl], resid, unit=val.units.get(channel, "")),
+    left.plotly_chart(figures.fig_residual_spectrum(val.t[val.n_init:], resid, unit=val.units.get(channel, "")),
                       key="val_resid_spec")
-    right.plotly_chart(figures.fig_residual_acf(resid, max_lag=int(min(100, max(5, resid.size // 10)))),
-                       key="val_resid_acf")
+    right.plotly_chart(figures.fig_residual_acf(resid, max_lag=acf_max_lag(resid.size)), key="val_resid_acf")
     st.plotly_chart(figures.fig_fit_spectrum(val, channel=channel), key="val_spectrum")
     st.caption(f"Initial state {val.init} from the first {val.n_init} samples: x0 = {val.x0[0]:.4g},"
-               f" v0 = {val.x0[1]:.4g}. Residual rms {np.sqrt(np.mean(resid**2)):.4g}"
+               f" v0 = {val.x0[1]:.4g}. Residual rms {rms(resid):.4g}"
                f" {esc(val.units.get(channel, ''), 40)}.")

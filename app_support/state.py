@@ -17,7 +17,12 @@ variable                     meaning                                      defaul
                              (fitted signals); older runs keep a summary
                              (configuration, estimates, metrics, message)
 ``NLID_MAX_VALIDATIONS``     validation results kept per session          10
+``NLID_MAX_RUNS``            runs listed in the history (the oldest       100
+                             summaries go first)
 ===========================  ===========================================  =======
+
+Studies (``MAX_STUDIES``) and designs (``MAX_DESIGNS``) are capped alike, oldest first; every
+other entry holds one value. Widget keys are here too, by page: ``key=state.DATA_UPLOAD``.
 
 The run that is currently active is never summarised. Notices are plain text
 (escaped when shown) unless queued with ``markdown=True``.
@@ -28,7 +33,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 import streamlit as st
 
@@ -60,9 +67,11 @@ MAX_DESIGNS = 8
 MAX_RECORDS_VARIABLE = "NLID_MAX_RECORDS"
 MAX_RUNS_KEPT_VARIABLE = "NLID_MAX_RUNS_KEPT"
 MAX_VALIDATIONS_VARIABLE = "NLID_MAX_VALIDATIONS"
+MAX_RUNS_VARIABLE = "NLID_MAX_RUNS"
 DEFAULT_MAX_RECORDS = 20
 DEFAULT_MAX_RUNS_KEPT = 10
 DEFAULT_MAX_VALIDATIONS = 10
+DEFAULT_MAX_RUNS = 100
 #: What a page says about a summarised run.
 DROPPED = "this run's detailed results were dropped to save memory; re-run it"
 
@@ -85,6 +94,10 @@ def max_runs_kept() -> int:
 
 def max_validations() -> int:
     return _env_int(MAX_VALIDATIONS_VARIABLE, DEFAULT_MAX_VALIDATIONS)
+
+
+def max_runs() -> int:
+    return _env_int(MAX_RUNS_VARIABLE, DEFAULT_MAX_RUNS)
 
 
 class SessionLimitError(DataValidationError):
@@ -218,7 +231,8 @@ def add_run(config: ModelConfig, result: FitResult, elapsed_s: float) -> Run:
 
 
 def cap_runs() -> None:
-    """Summarise every run but the newest ``NLID_MAX_RUNS_KEPT``, the active one and the newest successful one."""
+    """Summarise every run but the newest ``NLID_MAX_RUNS_KEPT``, the active one and the newest successful one;
+    beyond ``NLID_MAX_RUNS`` runs, drop the oldest (never those two)."""
     history = runs()
     keep = max_runs_kept()
     spare = {st.session_state.get(ACTIVE_RUN)}
@@ -226,6 +240,10 @@ def cap_runs() -> None:
     for i, run in enumerate(history[:-keep] if len(history) > keep else []):
         if run.detailed and run.id not in spare:
             history[i] = summarise(run)
+    excess = len(history) - max_runs()
+    if excess > 0:
+        dropped = [r.id for r in history if r.id not in spare][:excess]
+        history[:] = [r for r in history if r.id not in dropped]
 
 
 def active_run() -> Run | None:
@@ -299,7 +317,10 @@ def queued_notice() -> object:
 
 
 def studies() -> dict[tuple[object, ...], object]:
-    """Identifiability studies of this session by (run id, study, settings); bounded, pruned with the runs."""
+    """Identifiability studies of this session by (run id, study, settings); bounded, pruned with the runs.
+
+    Read it; store with :func:`add_study`.
+    """
     cache: dict[tuple[object, ...], object] = st.session_state.setdefault(STUDIES, {})
     kept = {r.id for r in runs() if r.detailed}
     for k in [k for k in cache if k[0] not in kept]:
@@ -309,11 +330,28 @@ def studies() -> dict[tuple[object, ...], object]:
     return cache
 
 
+def add_study(key: tuple[object, ...], result: object) -> None:
+    """Store a study under ``key`` (run id first), dropping the oldest beyond :data:`MAX_STUDIES`."""
+    cache = studies()
+    cache.pop(key, None)
+    cache[key] = result
+    while len(cache) > MAX_STUDIES:
+        del cache[next(iter(cache))]
+
+
 def designs() -> list[tuple[str, object]]:
-    """Candidate designs kept for comparison (at most :data:`MAX_DESIGNS`, oldest dropped)."""
+    """Candidate designs kept for comparison (at most :data:`MAX_DESIGNS`, oldest dropped); see :func:`add_design`."""
     kept: list[tuple[str, object]] = st.session_state.setdefault(DESIGNS, [])
     del kept[: max(0, len(kept) - MAX_DESIGNS)]
     return kept
+
+
+def add_design(label: str, design: object) -> None:
+    """Add a design to the comparison unless one of that label is there; the oldest go beyond :data:`MAX_DESIGNS`."""
+    kept = designs()
+    if label not in [d[0] for d in kept]:
+        kept.append((label, design))
+    del kept[: max(0, len(kept) - MAX_DESIGNS)]
 
 
 def clear_designs() -> None:
@@ -329,7 +367,13 @@ def set_monte_carlo(result: object) -> None:
 
 
 def teaching() -> dict[str, object]:
+    """The Teaching mode's demo: at most the fields record, check, system, linear, fit (one demo per session)."""
     return st.session_state.setdefault(TEACHING, {})  # type: ignore[no-any-return]
+
+
+def reset_widget(key: str) -> None:
+    """Forget a widget's value (it shows its default on the next run); ``key`` is one of the keys below."""
+    st.session_state.pop(key, None)
 
 
 def show_notice() -> None:
@@ -347,3 +391,127 @@ def require_records() -> dict[str, Record]:
         st.info("Load a record first (Data page, or an example on the Home page).")
         st.stop()
     return recs
+
+
+# --------------------------------------------------------------------------- widget keys
+# Streamlit keeps a widget's value in session_state under its key (and a job's Cancel button under
+# ``<job key>_cancel``). Charts, tables and containers need no entry: Streamlit keeps no state for them.
+# Home
+HOME_LOAD_EXAMPLE: Final = "load_example"
+HOME_LOAD_SILVERBOX: Final = "load_silverbox"
+
+# Data
+DATA_UPLOAD: Final = "upload"
+DATA_COLUMNS: Final = "columns"
+DATA_UNITS: Final = "units"
+DATA_FS: Final = "fs"
+DATA_ROWS: Final = "rows"
+DATA_LOAD_UPLOAD: Final = "load_upload"
+DATA_RECORD: Final = "data_record"
+DATA_TRIM_RANGE: Final = "trim_range"
+DATA_APPLY_TRIM: Final = "apply_trim"
+DATA_LOWPASS_HZ: Final = "lowpass_hz"
+DATA_APPLY_FILTER: Final = "apply_filter"
+DATA_DIFF_METHOD: Final = "diff_method"
+DATA_APPLY_DERIVE: Final = "apply_derive"
+DATA_REMOVE_RECORD: Final = "remove_record"
+
+# Nonlinearity
+NL_RECORD: Final = "nl_record"
+NL_LOOP_COLOR: Final = "loop_color"
+NL_HARMONICS_AGAINST: Final = "harm_against"
+NL_TONE1: Final = "tone1"
+NL_TONE2: Final = "tone2"
+NL_FRF_RECORDS: Final = "frf_records"
+NL_FIT_LINEAR: Final = "fit_linear"
+
+# Model
+MODEL_FIT_RECORDS: Final = "fit_records"
+MODEL_TERMS: Final = "terms"
+MODEL_METHOD: Final = "method"
+MODEL_OUTPUTS: Final = "outputs"
+MODEL_INPUT_HOLD: Final = "input_hold"
+MODEL_INITIAL_STATE: Final = "initial_state"
+MODEL_FORCE_THRESHOLD: Final = "force_threshold"
+MODEL_V_EPS: Final = "v_eps"
+MODEL_GAP: Final = "gap"
+MODEL_AUTO_GUESS: Final = "auto_guess"
+
+# Identify
+IDENTIFY_RUN: Final = "run_identification"
+IDENTIFY_JOB: Final = "identification"
+IDENTIFY_ACTIVE_RUN: Final = "active_run_select"
+IDENTIFY_COMPARE_RUNS: Final = "compare_runs"
+
+# Validate
+VALIDATE_RECORD: Final = "val_record"
+VALIDATE_N_INIT: Final = "n_init"
+VALIDATE_CHANNEL: Final = "val_channel"
+
+# Identifiability
+IDENT_SENSITIVITY_JOB: Final = "sensitivity"
+IDENT_PROFILE_PARAM: Final = "profile_param"
+IDENT_PROFILE_POINTS: Final = "profile_points"
+IDENT_RUN_PROFILE: Final = "run_profile"
+IDENT_PROFILE_JOB: Final = "profile"
+IDENT_N_STARTS: Final = "n_starts"
+IDENT_RUN_MULTISTART: Final = "run_multistart"
+IDENT_MULTISTART_JOB: Final = "multistart"
+IDENT_LAMBDA_RANGE: Final = "lambda_range"
+IDENT_RUN_REGULARISATION: Final = "run_regularisation"
+IDENT_REGULARISATION_JOB: Final = "regularisation"
+IDENT_STRUCTURE_VALIDATION: Final = "struct_val"
+IDENT_RUN_STRUCTURE: Final = "run_structure"
+IDENT_STRUCTURE_JOB: Final = "structure"
+
+# Excitation design
+DESIGN_KIND: Final = "exc_kind"
+DESIGN_F0: Final = "exc_f0"
+DESIGN_F1: Final = "exc_f1"
+DESIGN_AMPLITUDE: Final = "exc_amp"
+DESIGN_DURATION: Final = "exc_duration"
+DESIGN_FS: Final = "exc_fs"
+DESIGN_STEPS: Final = "exc_steps"
+DESIGN_DOWNLOAD: Final = "dl_excitation"
+DESIGN_ADD_DESIGN: Final = "add_design"
+DESIGN_PRIOR_SOURCE: Final = "prior_source"
+DESIGN_PRIOR_TERMS: Final = "prior_terms"
+DESIGN_NOISE_SD: Final = "noise_sd"
+DESIGN_CLEAR_DESIGNS: Final = "clear_designs"
+DESIGN_SUGGEST: Final = "suggest_design"
+DESIGN_SUGGEST_JOB: Final = "suggest"
+DESIGN_MC_RUNS: Final = "mc_runs"
+DESIGN_RUN_MC: Final = "run_mc"
+DESIGN_MC_JOB: Final = "monte_carlo"
+
+# Export
+EXPORT_PARAMS_CSV: Final = "dl_params_csv"
+EXPORT_JSON: Final = "dl_json"
+EXPORT_VALIDATION_CSV: Final = "dl_validation"
+EXPORT_BUILD_REPORT: Final = "build_report"
+EXPORT_REPORT: Final = "dl_report"
+
+# Teaching mode
+TEACH_SYSTEM: Final = "teach_system"
+TEACH_AMPLITUDE: Final = "teach_amp"
+TEACH_BAND: Final = "teach_band"
+TEACH_DURATION: Final = "teach_duration"
+TEACH_MEASURE: Final = "teach_measure"
+TEACH_TEST_JOB: Final = "teach_test"
+TEACH_CHECK_JOB: Final = "teach_check"
+TEACH_LINEAR_JOB: Final = "teach_linear"
+TEACH_TERMS: Final = "teach_terms"
+TEACH_IDENTIFY: Final = "teach_identify"
+TEACH_FIT_JOB: Final = "teach_fit"
+TEACH_REVEAL: Final = "teach_reveal"
+
+# Keys of widgets repeated per term set, channel or run: ``key_for(MODEL_PARAMS, *terms)``
+MODEL_PARAMS: Final = "params"
+MODEL_WEIGHT: Final = "weight"
+IDENT_PRIOR: Final = "prior"
+DESIGN_PRIOR_VALUES: Final = "prior_values"
+
+
+def key_for(base: str, *parts: object) -> str:
+    """The key of widget ``base`` for one term set, channel or run: ``base_part1,part2``."""
+    return f"{base}_{','.join(str(p) for p in parts)}"

@@ -1,4 +1,4 @@
-"""Result tables for the pages (pandas frames built from nlid_core results; no computation).
+"""Result tables for the pages (pandas frames built from nlid_core results; no computation but unit scaling).
 
 ``st.dataframe`` shows cells and column names as plain text, so record names
 and units in these tables need no markdown escaping; text from them placed in
@@ -8,12 +8,17 @@ and units in these tables need no markdown escaping; text from them placed in
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from nlid_core.estimate import FitResult
-from nlid_core.metrics import ChannelMetrics
+from nlid_core.metrics import ChannelMetrics, relative_error
+from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
+from nlid_core.validation import ValidationResult
 
 from .state import Run
 
@@ -84,3 +89,101 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
 def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g") -> None:
     """``st.dataframe`` without the index, numbers formatted with ``fmt``."""
     st.dataframe(frame, hide_index=True, key=key, column_config=number_format(frame, fmt))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- nonlinearity evidence
+def linear_check_table(check: LinearCheck) -> pd.DataFrame:
+    """Equation-error fits of the linear model and of each candidate term (force NRMSE in %)."""
+    return pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
+                          **{k: f"{v:.4g} {m.units.get(k, '')}" for k, v in m.values.items()}}
+                         for m in check.rows])
+
+
+def two_tone_table(lines: Sequence[IntermodulationLine]) -> pd.DataFrame:
+    return pd.DataFrame([{"p": ln.p, "q": ln.q, "frequency [Hz]": ln.freq_hz, "level [dB]": ln.level_db}
+                         for ln in lines])
+
+
+def equivalent_linear_table(levels: Sequence[EquivalentLinear]) -> pd.DataFrame:
+    return pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "m0": e.m0, "c1": e.c1, "k1": e.k1,
+                          "f_n [Hz]": e.f_n_hz, "zeta": e.zeta, "force NRMSE [%]": 100 * e.nrmse} for e in levels])
+
+
+# --------------------------------------------------------------------------- excitation design
+def design_table(preds: Sequence[Any]) -> pd.DataFrame:
+    """Predicted relative standard errors [%] of each design (``studies.compare_designs``)."""
+    rows = []
+    for pred in preds:
+        row: dict[str, object] = {"design": pred.label, "ok": pred.success}
+        if pred.success:
+            row.update({n: 100 * float(r) for n, r in zip(pred.names, pred.rel_stderr)})
+            row["worst"] = pred.worst_parameter
+            row["x peak"] = pred.x_max
+        else:
+            row["worst"] = pred.message
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def monte_carlo_table(mc: Any) -> pd.DataFrame:
+    """Predicted against realised spread per parameter (``studies.monte_carlo_check``)."""
+    return pd.DataFrame({"parameter": list(mc.names), "truth": mc.truth, "predicted std": mc.predicted_std,
+                         "realised std": mc.realised_std, "realised / predicted": mc.ratio, "bias": mc.bias})
+
+
+# --------------------------------------------------------------------------- identifiability studies
+def sensitivity_table(study: Any) -> pd.DataFrame:
+    return pd.DataFrame({"parameter": list(study.names), "value": study.values,
+                         "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
+                         "information share [%]": 100 * np.asarray(study.information_share),
+                         "variance inflation": study.variance_inflation})
+
+
+def multistart_tables(ms: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """End point and cost of every start, and the spread of the starts that reached the best cost [%]."""
+    ends = pd.DataFrame(ms.end_points, columns=list(ms.names)).assign(cost=ms.costs, reached_best=ms.at_best)
+    spread = pd.DataFrame({"parameter": list(ms.names), "spread at the best cost [%]": 100 * ms.spread})
+    return ends, spread
+
+
+def regularisation_tables(path: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Estimates and relative standard errors [%] along a regularisation path, one row per λ."""
+    estimates = pd.DataFrame(path.estimates, columns=list(path.names))
+    estimates.insert(0, "λ", path.lambdas)
+    errors = pd.DataFrame(100 * relative_error(path.stderr, path.estimates), columns=list(path.names))
+    errors.insert(0, "λ", path.lambdas)
+    return estimates, errors
+
+
+def structure_table(sc: Any) -> pd.DataFrame:
+    return pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
+                          "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
+                          "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
+                         for v in (sc.base, *sc.variants)])
+
+
+# --------------------------------------------------------------------------- teaching and export
+def truth_table(truth: Mapping[str, float], fit: FitResult, order: Sequence[str]) -> pd.DataFrame:
+    """True against estimated parameters, in the order of ``order`` (terms of neither are left out)."""
+    rows = []
+    for name in sorted(set(truth) | set(fit.model.terms), key=list(order).index):
+        est = fit.estimate(name) if name in fit.model.terms else None
+        rows.append({"term": name, "true": truth.get(name, 0.0), "estimate": est.value if est else None,
+                     "± stderr": est.stderr if est else None,
+                     "flags": ", ".join(est.flags) if est else "not in the model"})
+    return pd.DataFrame(rows)
+
+
+def validation_frame(vals: Sequence[ValidationResult]) -> pd.DataFrame | None:
+    """Measured and simulated signals of every successful validation, stacked; None when there is none."""
+    frames = []
+    for v in vals:
+        if not v.success:
+            continue
+        frame = pd.DataFrame({"record": v.record, "t": v.t})
+        for c, arr in v.measured.items():
+            frame[f"{c}_measured"] = arr
+        for c, arr in v.predicted.items():
+            frame[f"{c}_simulated"] = arr
+        frames.append(frame)
+    return pd.concat(frames) if frames else None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +201,108 @@ def test_byte_budget_cache_sizes_records_and_expires_unused_entries():
     with pytest.raises(ZeroDivisionError):
         cache.get_or_compute("bad", lambda: 1 / 0)
     assert "bad" not in cache
+
+
+# --------------------------------------------------------------------------- caps on what a session keeps
+def test_runs_beyond_the_history_limit_are_dropped_oldest_first(monkeypatch, seed_fit):
+    _, cfg, fit = seed_fit
+    monkeypatch.setattr(state.st, "session_state", {})
+    monkeypatch.setenv("NLID_MAX_RUNS", "3")
+    monkeypatch.setenv("NLID_MAX_RUNS_KEPT", "1")
+    failed = dataclasses.replace(fit, success=False, message="diverged", records=())
+    state.add_run(cfg, fit, 1.0)  # the newest successful run: never dropped
+    for _ in range(4):
+        state.add_run(cfg, failed, 1.0)
+    assert [r.id for r in state.runs()] == [1, 4, 5]
+    state.set_active_run(4)
+    state.add_run(cfg, failed, 1.0)  # run 6 becomes active; 4 is no longer spared
+    assert [r.id for r in state.runs()] == [1, 5, 6]
+    assert state.active_run().id == 6
+
+
+def test_studies_and_designs_are_capped_oldest_first(monkeypatch, seed_fit):
+    _, cfg, fit = seed_fit
+    monkeypatch.setattr(state.st, "session_state", {})
+    state.add_run(cfg, fit, 1.0)
+    for k in range(state.MAX_STUDIES + 3):
+        state.add_study((1, "profile", k), k)
+    assert list(state.studies()) == [(1, "profile", k) for k in range(3, state.MAX_STUDIES + 3)]
+    state.add_study((1, "profile", 3), "again")  # a recomputed study becomes the newest
+    assert list(state.studies())[-1] == (1, "profile", 3) and len(state.studies()) == state.MAX_STUDIES
+    for k in range(state.MAX_DESIGNS + 2):
+        state.add_design(f"design {k}", k)
+    state.add_design("design 5", "duplicate label: not added")
+    assert [d[0] for d in state.designs()] == [f"design {k}" for k in range(2, state.MAX_DESIGNS + 2)]
+    assert dict(state.designs())["design 5"] == 5
+
+
+# --------------------------------------------------------------------------- session-state keys live in state.py
+#: Display elements whose ``key`` is only an identity: Streamlit keeps no session state for them
+#: (unless they take selections, ``on_select``). ``show`` is ``app_support.tables.show`` (a dataframe).
+DISPLAY_ELEMENTS = frozenset({"plotly_chart", "dataframe", "container", "show"})
+STATE_MODULE = REPO / "app_support" / "state.py"
+
+
+def _app_files() -> list[Path]:
+    files = [REPO / "app.py", *sorted((REPO / "app_pages").glob("*.py")), *sorted((REPO / "app_support").rglob("*.py"))]
+    return [p for p in files if p != STATE_MODULE and "__pycache__" not in p.parts]
+
+
+def _is_literal_key(node: ast.expr) -> bool:
+    """A string literal, or an f-string that starts with literal text (``f"{key}_cancel"`` derives from a given key)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    return isinstance(node, ast.JoinedStr) and bool(node.values) and isinstance(node.values[0], ast.Constant)
+
+
+def literal_state_keys(source: str) -> list[str]:
+    """Lines of ``source`` that touch ``st.session_state`` or pass a literal widget ``key``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Attribute, ast.Name)) and (getattr(node, "attr", None) or getattr(node, "id", None)) \
+                == "session_state":
+            found.append(f"line {node.lineno}: uses session_state (only app_support/state.py may)")
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            kwargs = {kw.arg: kw.value for kw in node.keywords}
+            if "key" in kwargs and _is_literal_key(kwargs["key"]):
+                if name in DISPLAY_ELEMENTS and "on_select" not in kwargs:
+                    continue
+                found.append(f"line {node.lineno}: {name}(key={ast.unparse(kwargs['key'])})")
+    return sorted(found, key=lambda f: int(f.split(":")[0].split()[1]))
+
+
+def test_the_key_rule_detects_literal_keys():
+    source = (
+        "import streamlit as st\n"
+        "st.button('Go', key='go')\n"
+        "st.number_input('w', key=f'weight_{c}')\n"
+        "st.session_state['x'] = 1\n"
+        "st.session_state.pop(k, None)\n"
+        "st.plotly_chart(fig, key='fig')\n"
+        "st.dataframe(df, key='picked', on_select='rerun')\n"
+        "st.button('Cancel', key=f'{key}_cancel')\n"
+        "st.button('Go', key=state.DATA_UPLOAD)\n"
+        "st.toggle('t', key=state.key_for(state.MODEL_WEIGHT, c))\n"
+    )
+    assert [f.split(":")[0] for f in literal_state_keys(source)] == ["line 2", "line 3", "line 4", "line 5", "line 7"]
+
+
+@pytest.mark.parametrize("path", _app_files(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_pages_and_support_modules_use_only_keys_of_state_py(path):
+    found = literal_state_keys(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.relative_to(REPO)}: define these keys in app_support/state.py: {found}"
+
+
+def test_the_keys_of_state_py_are_distinct():
+    keys: dict[str, str] = {}
+    for node in ast.parse(STATE_MODULE.read_text(encoding="utf-8")).body:
+        target, value = (node.targets[0], node.value) if isinstance(node, ast.Assign) else (
+            (node.target, node.value) if isinstance(node, ast.AnnAssign) else (None, None))
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str) \
+                and re.fullmatch(r"[a-z][a-z0-9_]*", value.value):
+            assert value.value not in keys, f"{target.id} and {keys[value.value]} are both {value.value!r}"
+            keys[value.value] = target.id
+    assert {state.RECORDS, state.DATA_UPLOAD, state.MODEL_PARAMS} <= set(keys)
+    assert state.key_for(state.MODEL_PARAMS, "m0", "k1") == "params_m0,k1"

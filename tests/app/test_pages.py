@@ -171,3 +171,24 @@ def test_identifiability_studies_run_from_the_page():
     at.button(key="run_structure").click().run()
     assert not at.exception
     assert any("k3" in m.value for m in at.markdown)
+
+
+def test_evidence_validation_and_studies_after_a_run():
+    at = with_example()
+    go(at, "identify")
+    at.button(key=state.IDENTIFY_RUN).click().run()
+    go(at, "nonlinearity")
+    assert not any("Run an identification" in c.value for c in at.caption)  # the model's surface is drawn
+    assert any("harmonics of the strongest force frequency" in c.value for c in at.caption)
+    go(at, "validate")
+    assert any("Residual rms" in c.value for c in at.caption)
+    go(at, "identifiability")
+    at.number_input(key=state.IDENT_N_STARTS).set_value(2).run()
+    at.button(key=state.IDENT_RUN_MULTISTART).click().run()
+    assert not at.exception
+    assert any("spread at the best cost [%]" in d.value.columns for d in at.dataframe)
+    at.button(key=state.IDENT_RUN_REGULARISATION).click().run()
+    assert not at.exception
+    errors = next(d.value for d in at.dataframe if "λ" in d.value.columns and "rel" not in d.value.columns
+                  and (d.value.drop(columns="λ") > 0).all().all())
+    assert len(errors) == 13
