@@ -35,6 +35,7 @@ def test_relative_error_is_infinite_at_a_zero_value():
     assert relative_error(0.3, -3.0) == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize(("n", "cap", "lag"), [(10, 100, 5), (400, 100, 40), (5000, 100, 100), (5000, 30, 30), (0, 3, 5)])
+@pytest.mark.parametrize(("n", "cap", "lag"),
+                         [(10, 100, 5), (400, 100, 40), (5000, 100, 100), (5000, 30, 30), (0, 3, 5)])
 def test_acf_max_lag_is_a_tenth_of_the_samples_within_limits(n, cap, lag):
     assert acf_max_lag(n, cap=cap) == lag
