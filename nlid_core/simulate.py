@@ -18,6 +18,11 @@ Linear interpolation of a sampled sine lowers its effective amplitude by
 about (ωh)²/12 and so biases every parameter by that fraction; the cubic
 spline's error is O((ωh)⁴) instead.
 
+Any :class:`~nlid_core.models.TermModel` simulates, with internal states (LuGre, Bouc-Wen) and
+typed terms: stateless models of library terms run on the specialised kernel of
+:mod:`nlid_core._kernels` (tested to agree with the general path), every other model on the
+general layer (:func:`nlid_core.dynamics.integrate.integrate`: RK4, or SDIRK4 when stiff).
+
 Divergence (non-finite state, |x| beyond ``x_limit``, or a non-positive
 effective mass) is a *result*: ``success=False`` with a message saying where,
 never an exception or a silent NaN.
@@ -28,7 +33,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -89,6 +94,8 @@ class SimulationResult:
     nfev : int
         Right-hand-side evaluations.
     elapsed_s : float
+    states : mapping of str to (n,) ndarray
+        Internal states of the model's terms by name (empty for stateless models).
     """
 
     t: FloatArray
@@ -106,6 +113,7 @@ class SimulationResult:
     substeps: int
     nfev: int
     elapsed_s: float
+    states: Mapping[str, FloatArray] = field(default_factory=dict)
 
     def output(self, channel: str) -> FloatArray:
         if channel not in OUTPUT_CHANNELS:
@@ -116,7 +124,7 @@ class SimulationResult:
 def _theta(model: TermModel, params: ParameterSet | ArrayLike) -> FloatArray:
     if isinstance(params, ParameterSet):
         if params.names != model.param_names:
-            raise ModelSpecError(f"parameters {params.names} do not match the model terms {model.param_names}")
+            raise ModelSpecError(f"parameters {params.names} do not match the model's {model.param_names}")
         return params.values
     theta = np.asarray(params, dtype=np.float64).reshape(-1)
     if theta.size != model.n_params:
@@ -182,14 +190,39 @@ def auto_substeps(
 ) -> int:
     """Substeps per sample so that the fastest linearised rate times h stays below ``target``.
 
-    The rate bound is ``|∂g/∂ẋ|/M + sqrt(|∂g/∂x|/M)`` maximised over
-    ``|x| <= x_range``, ``|ẋ| <= v_range`` (M the effective mass).
+    The rate is the largest eigenvalue magnitude of the state Jacobian (for stateless library
+    models the bound ``|∂a/∂ẋ| + sqrt(|∂a/∂x|)``) over ``|x| <= x_range``, ``|ẋ| <= v_range``, internal
+    states at their steady values.
     """
-    s = model.settings
-    rate = _kernels.max_rate(float(x_range), float(v_range), 21, theta, model.codes, s.v_eps, s.gap)
+    codes = model.fast_codes
+    theta = np.asarray(theta, dtype=np.float64)
+    if codes is not None:
+        coef, v_eps, gap = _fast_args(model, theta)
+        rate = _kernels.max_rate(float(x_range), float(v_range), 21, coef, codes, v_eps, gap)
+    else:
+        rate = _general_rate(model, theta, float(x_range), float(v_range))
     if not math.isfinite(rate) or rate <= 0:
         return 1
     return int(min(MAX_SUBSTEPS, max(1, math.ceil(rate * dt / target))))
+
+
+def _general_rate(model: TermModel, theta: FloatArray, x_range: float, v_range: float) -> float:
+    from .dynamics.integrate import _rate
+
+    rate = 0.0
+    for xi in np.linspace(-x_range, x_range, 7):
+        for vj in np.linspace(-v_range, v_range, 7):
+            y0 = model.initial_state([xi, vj], theta)
+            rate = max(rate, _rate(model, y0, theta, np.zeros(1)))
+    return rate
+
+
+def _fast_args(model: TermModel, theta: FloatArray) -> tuple[FloatArray, float, float]:
+    """Coefficients (one per term), v_eps and gap for the specialised kernel."""
+    names = model.param_names
+    v_eps = float(theta[names.index("v_eps")]) if "v_eps" in names else 1e-3
+    gap = float(theta[names.index("gap")]) if "gap" in names else 0.0
+    return np.ascontiguousarray(theta[model.coefficient_index]), v_eps, gap
 
 
 def _status_message(status: int, t: FloatArray, idx: int, x_limit: float) -> tuple[str, str, float | None]:
@@ -224,8 +257,9 @@ def simulate(
     x_limit: float | None = None,
     fine: FloatArray | None = None,
     initial_state_sensitivities: bool = True,
+    method: str = "auto",
 ) -> SimulationResult:
-    """Simulate the model with the compiled RK4 integrator.
+    """Simulate the model (compiled RK4, or SDIRK4 when the model is stiff).
 
     Parameters
     ----------
@@ -256,12 +290,18 @@ def simulate(
         repeated simulations of one record (requires ``substeps``).
     initial_state_sensitivities : bool
         Include the columns for (x0, v0) in the sensitivities.
+    method : {"auto", "rk4", "sdirk"}
+        Integrator; ``auto`` takes SDIRK4 when RK4 would be unstable (see
+        :func:`nlid_core.dynamics.integrate.integrate`). Internal states start at their steady
+        value for ``v0`` (zero at rest).
 
     Returns
     -------
     SimulationResult
     """
     model.require_simulable()
+    if method not in ("auto", "rk4", "sdirk"):
+        raise ModelSpecError(f"unknown `method` {method!r}; choose from auto, rk4, sdirk")
     _check_hold(input_hold)
     t_arr = np.ascontiguousarray(t, dtype=np.float64)
     f_arr = np.ascontiguousarray(f, dtype=np.float64)
@@ -275,28 +315,44 @@ def simulate(
     if bad:
         raise ModelSpecError(f"unknown output channel(s) {bad}; choose from {OUTPUT_CHANNELS}")
     dt = float((t_arr[-1] - t_arr[0]) / (t_arr.size - 1))
-    if substeps is None:
+    if substeps is None and model.fast_codes is not None:
         substeps = auto_substeps(model, theta, dt, 1.0, 1.0)
-    if int(substeps) < 1:
+    if substeps is not None and int(substeps) < 1:
         raise ModelSpecError(f"`substeps` must be >= 1, got {substeps}")
-    nsub = int(substeps)
+    nsub = int(substeps or 1)
     limit = float(x_limit) if x_limit is not None else 1e6 * (1.0 + abs(x0v[0]))
     out_ch = np.array([OUTPUT_CHANNELS.index(o) for o in outputs], dtype=np.int64)
     start = time.perf_counter()
+    codes = model.fast_codes
+    p = model.n_params
+    use_fast = codes is not None and (not sensitivities or bool(model.linear_mask.all())) and method in ("auto", "rk4")
+    if not use_fast:
+        return _simulate_general(model, t_arr, f_arr, theta, x0v, input_hold=input_hold, substeps=substeps,
+                                 sensitivities=sensitivities, outputs=outputs, limit=limit, method=method,
+                                 initial_state_sensitivities=initial_state_sensitivities, start=start)
     if fine is None:
         fine = fine_input(t_arr, f_arr, nsub, input_hold)
     elif fine.shape != ((t_arr.size - 1) * 2 * nsub + 1,):
         raise ModelSpecError(f"`fine` has shape {fine.shape}; it does not match `t` and `substeps` = {nsub}")
-    s = model.settings
+    coef, v_eps, gap = _fast_args(model, theta)
     y, sens, status, idx = _kernels.simulate_rk4(
-        t_arr, fine, nsub, x0v[0], x0v[1], theta, model.codes, s.v_eps, s.gap, bool(sensitivities),
+        t_arr, fine, nsub, x0v[0], x0v[1], coef, codes, v_eps, gap, bool(sensitivities),
         bool(initial_state_sensitivities), out_ch, limit,
     )
     elapsed = time.perf_counter() - start
     status_name, message, fail_time = _status_message(int(status), t_arr, int(idx), limit)
     sens_map = None
     if sensitivities:
-        sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)}
+        if codes.size == p:
+            sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)}
+        else:  # scatter the coefficient columns into the full parameter vector
+            q = p + (2 if initial_state_sensitivities else 0)
+            sens_map = {}
+            for k, o in enumerate(outputs):
+                full = np.zeros((t_arr.size, q))
+                full[:, model.coefficient_index] = sens[:, k, : codes.size]
+                full[:, p:] = sens[:, k, codes.size :]
+                sens_map[o] = full
     return SimulationResult(
         t=t_arr,
         x=y[:, 0],
@@ -316,6 +372,30 @@ def simulate(
     )
 
 
+def _simulate_general(model: TermModel, t: FloatArray, f: FloatArray, theta: FloatArray, x0: FloatArray, *,
+                      input_hold: str, substeps: int | None, sensitivities: bool, outputs: Sequence[str],
+                      limit: float, method: str, initial_state_sensitivities: bool, start: float) -> SimulationResult:
+    """Any model on the general layer; the result in the single-DOF form."""
+    from .dynamics.integrate import integrate
+
+    y0 = model.initial_state(x0, theta)
+    lim = np.full(model.n_states, np.inf)
+    lim[0] = limit
+    tr = integrate(model, t, f, theta, y0, input_hold=input_hold, method=method,
+                   substeps=substeps if method != "sdirk" else None, sensitivities=sensitivities,
+                   outputs=tuple(outputs), initial=("x", "v") if initial_state_sensitivities else (), limits=lim)
+    status = tr.status
+    msg = tr.message.replace("the effective mass", "the effective mass (inertia terms)")
+    return SimulationResult(
+        t=t, x=tr.output("x"), v=tr.output("v"), a=tr.output("a"), success=tr.success, message=msg,
+        status=status, fail_time=tr.fail_time, sens=tr.sens,
+        sens_names=(*model.param_names, "x0", "v0") if initial_state_sensitivities else model.param_names,
+        method=tr.method, input_hold=input_hold, substeps=tr.steps if tr.method.startswith("rk4") else 0,
+        nfev=0, elapsed_s=time.perf_counter() - start,
+        states={n: tr.output(n) for n in model.internal_state_names},
+    )
+
+
 def simulate_reference(
     model: TermModel,
     t: ArrayLike,
@@ -330,10 +410,10 @@ def simulate_reference(
 ) -> SimulationResult:
     """Simulate with :func:`scipy.integrate.solve_ivp` (independent reference).
 
-    Uses the model's regressors (not the compiled kernel), so it checks both
-    the integrator and the kernel's term implementation. The input is
-    reconstructed as in :func:`simulate`; the integrator is not allowed to
-    step across more than one sample interval, so it sees every sample.
+    The integrator is scipy's; the model is evaluated by the terms' compiled programs (checked
+    against their symbolic expressions and finite differences by the term contract test), with
+    the exact Jacobian passed to implicit methods (Radau, BDF, LSODA). The input is reconstructed
+    as in :func:`simulate`; the integrator never steps across a sample, so it sees every one.
 
     Parameters
     ----------
@@ -342,7 +422,7 @@ def simulate_reference(
         Sample times (s) and force (N).
     params : ParameterSet or (p,) array_like
     x0 : (2,) sequence
-        Initial displacement and velocity.
+        Initial displacement and velocity (internal states start at their steady value).
     input_hold : {"cubic", "foh", "zoh"}
     method : str
         ``solve_ivp`` method (DOP853, Radau, ...).
@@ -354,50 +434,59 @@ def simulate_reference(
     SimulationResult
         Without sensitivities.
     """
+    from .dynamics import evaluate
+
     model.require_simulable()
     t_arr = np.asarray(t, dtype=np.float64)
     f_arr = np.asarray(f, dtype=np.float64)
     theta = _theta(model, params)
     finput = input_function(t_arr, f_arr, input_hold)
-    inertia = model.inertia_mask()
-    one = np.ones(1)
-    zero = np.zeros(1)
+    plan = model.plan
+    nst, npar = model.n_states, model.n_params
+    reg = plan.registers.copy()
+    work = (np.zeros(1), np.zeros((1, nst)), np.zeros((1, npar)))
+    jy = np.zeros((nst, nst))
+    jp = np.zeros((nst, npar))
 
-    def rhs(tau: float, y: FloatArray) -> list[float]:
-        xa = y[0:1]
-        va = y[1:2]
-        phi_m = model.regressors(xa, va, one)[0]
-        phi_g = model.regressors(xa, va, zero)[0]
-        mass = float(phi_m[inertia] @ theta[inertia])
-        g = float(phi_g[~inertia] @ theta[~inertia])
-        return [float(y[1]), (finput(tau) - g) / mass]
+    def call(tau: float, y: FloatArray, want: bool) -> FloatArray:
+        ydot = np.zeros(nst)
+        evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), np.array([finput(tau)]), theta, 1, plan.elem,
+                     plan.pidx, plan.op, plan.a, plan.b, plan.dst, reg, plan.outs, plan.dof_in, want, ydot, jy, jp,
+                     *work)
+        return ydot
 
+    def rhs(tau: float, y: FloatArray) -> FloatArray:
+        return call(tau, y, False)
+
+    def jac(tau: float, y: FloatArray) -> FloatArray:
+        call(tau, y, True)
+        return jy.copy()
+
+    y0 = model.initial_state(np.asarray(x0, dtype=np.float64), theta)
     start = time.perf_counter()
     dt = float(np.min(np.diff(t_arr)))
+    extra = {"jac": jac} if method in ("Radau", "BDF", "LSODA") else {}
     sol = solve_ivp(  # type: ignore[call-overload]
-        rhs, (float(t_arr[0]), float(t_arr[-1])), np.asarray(x0, dtype=np.float64), method=method,
-        t_eval=t_arr, rtol=rtol, atol=atol, max_step=dt,
+        rhs, (float(t_arr[0]), float(t_arr[-1])), y0, method=method,
+        t_eval=t_arr, rtol=rtol, atol=atol, max_step=dt, **extra,
     )
     elapsed = time.perf_counter() - start
     n = t_arr.size
-    x = np.full(n, np.nan)
-    v = np.full(n, np.nan)
+    ys = np.full((n, nst), np.nan)
     m = sol.y.shape[1] if sol.y.size else 0
-    x[:m] = sol.y[0]
-    v[:m] = sol.y[1]
+    ys[:m] = sol.y.T
     a = np.full(n, np.nan)
-    if m:
-        phi = model.regressors(x[:m], v[:m], np.zeros(m))
-        mass = model.regressors(x[:m], v[:m], np.ones(m))[:, inertia] @ theta[inertia]
-        a[:m] = (f_arr[:m] - phi[:, ~inertia] @ theta[~inertia]) / mass
+    for k in range(m):
+        a[k] = call(float(t_arr[k]), ys[k], False)[1]
     ok = bool(sol.success) and m == n
     return SimulationResult(
-        t=t_arr, x=x, v=v, a=a, success=ok,
+        t=t_arr, x=ys[:, 0], v=ys[:, 1], a=a, success=ok,
         message="simulation completed" if ok else f"solve_ivp failed: {sol.message}",
         status="ok" if ok else "diverged",
         fail_time=None if ok else float(t_arr[max(m - 1, 0)]),
         sens=None, sens_names=(), method=f"solve_ivp {method} rtol={rtol:g}", input_hold=input_hold,
         substeps=0, nfev=int(sol.nfev), elapsed_s=elapsed,
+        states={name: ys[:, 2 + k] for k, name in enumerate(model.internal_state_names)},
     )
 
 
@@ -413,6 +502,5 @@ def warm_up() -> float:
     t_ro.flags.writeable = False  # records loaded from files may hold read-only arrays: a separate specialisation
     simulate(model, t_ro, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1)
     fine_input(t_ro, np.sin(t), 1, "cubic")
-    _kernels._accel(0.0, 0.0, 0.0, np.array([1.0, 0.1, 10.0]), model.codes, 1e-3, 0.0, False, np.zeros(5))
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1, initial_state_sensitivities=False)
     return time.perf_counter() - start

@@ -1,13 +1,12 @@
 """How a function, its arguments and its outcome travel between the server and a worker.
 
 A function is sent by reference (module and qualified name, checked to lead back to it); values
-are pickled. TermModel holds the term library's regressor lambdas, which pickle cannot send; it is
-sent as (terms, settings), its identity, by a private dispatch table (nothing global is changed).
+are pickled (a TermModel pickles as its identity: term names, settings and the text of typed terms,
+rebuilt and re-checked on arrival).
 """
 
 from __future__ import annotations
 
-import copyreg
 import io
 import pickle
 from collections.abc import Callable
@@ -16,37 +15,9 @@ from typing import Any
 
 from .settings import JobError
 
-_DISPATCH: dict[type, Callable[[Any], Any]] | None = None
-
-
-def _term_model(terms: tuple[str, ...], settings: Any) -> Any:
-    from nlid_core.models import TermModel
-
-    return TermModel(terms, settings)
-
-
-def _term_spec(name: str) -> Any:
-    from nlid_core.models import TERMS
-
-    return TERMS[name]
-
-
-def _dispatch() -> dict[type, Callable[[Any], Any]]:
-    global _DISPATCH
-    if _DISPATCH is None:
-        from nlid_core.models import TermModel, TermSpec
-
-        table: dict[type, Callable[[Any], Any]] = dict(copyreg.dispatch_table)
-        table[TermModel] = lambda m: (_term_model, (m.terms, m.settings))
-        table[TermSpec] = lambda s: (_term_spec, (s.name,))
-        _DISPATCH = table
-    return _DISPATCH
-
-
 def _dumps(obj: Any) -> bytes:
     buf = io.BytesIO()
     pickler = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = _dispatch()
     pickler.dump(obj)
     return buf.getvalue()
 

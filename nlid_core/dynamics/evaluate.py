@@ -170,7 +170,7 @@ def spectral_radius(jy):  # type: ignore[no-untyped-def]
             s = np.sqrt(disc)
             return max(abs(tr / 2.0 + s), abs(tr / 2.0 - s))
         return np.sqrt(det) if det > 0.0 else 0.0
-    ev = np.linalg.eigvals(jy)
+    ev = np.linalg.eigvals(jy.astype(np.complex128))
     r = 0.0
     for k in range(ev.size):
         a = abs(ev[k])

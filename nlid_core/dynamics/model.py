@@ -173,6 +173,7 @@ class Model:
                 out[k] = p.name in lin
         return out
 
+    @property
     def can_simulate(self) -> bool:
         """True when every DOF has an inertia term."""
         return not self.missing_inertia()
@@ -194,7 +195,7 @@ class Model:
         if missing:
             where = "the model" if self.n_dof == 1 else "DOF " + ", ".join(map(str, missing)) + " of the model"
             raise ModelSpecError(
-                f"{where} {', '.join(self.terms)} has no inertia term (mass), so it cannot be simulated; add m0"
+                f"{where} {', '.join(self.terms)} has no mass term `m0` (nor any inertia term), so it cannot be simulated; add m0"
             )
 
     def units(self, force_unit: str = "N", x_unit: str = "m") -> dict[str, str]:
@@ -282,6 +283,42 @@ class Model:
             registers=np.ascontiguousarray(np.concatenate(regs)), outs=cat(outs),
             dof_in=np.arange(self.n_dof, dtype=np.int64),
         )
+
+    def linearise(self, y: FloatArray, theta: FloatArray, u: FloatArray | None = None
+                  ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, int]:
+        """Right-hand side and Jacobians at one state.
+
+        Parameters
+        ----------
+        y : (N,) ndarray
+            State (q, q̇, z).
+        theta : (P,) ndarray
+            Parameters.
+        u : (n_dof,) ndarray or None
+            Inputs (default zero).
+
+        Returns
+        -------
+        ydot : (N,) ndarray
+        jy : (N, N) ndarray
+            ∂ẏ/∂y.
+        jp : (N, P) ndarray
+            ∂ẏ/∂θ.
+        mass : (n_dof,) ndarray
+            Effective mass of each DOF.
+        status : int
+            0, or the evaluator's failure code (e.g. 2 for a non-positive mass).
+        """
+        from . import evaluate
+
+        p = self.plan
+        nst, npar, n = self.n_states, self.n_params, self.n_dof
+        ydot, jy, jp, mass = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar)), np.zeros(n)
+        uu = np.zeros(n) if u is None else np.ascontiguousarray(u, dtype=np.float64)
+        code = evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), uu, np.ascontiguousarray(theta, dtype=np.float64),
+                            n, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in, True,
+                            ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
+        return ydot, jy, jp, mass, int(code)
 
     def steady_states(self, q0: FloatArray, qd0: FloatArray, theta: FloatArray) -> FloatArray:
         """Every internal state at its steady value for positions ``q0`` and velocities ``qd0``

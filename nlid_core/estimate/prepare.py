@@ -101,9 +101,11 @@ def _coefficient_exponents(model: TermModel, e_f: int, e_x: int) -> NDArray[np.i
 
     A term whose coefficient has unit ``F · X^-p · s^q`` scales as ``F / X^p``.
     """
-    from ..models import TERMS
-
-    return np.array([e_f - TERMS[n].x_power * e_x for n in model.terms], dtype=np.int64)
+    out = []
+    for spec in model.param_specs:
+        dim = spec.unit
+        out.append(0 if dim is None else int(round(float(dim.f * e_f + dim.x * e_x))))
+    return np.array(out, dtype=np.int64)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,11 +137,12 @@ class DataScaling:
     exponents: NDArray[np.int64]
     model: TermModel
 
-    def regressors(self, rec: Record) -> FloatArray:
-        """Regressor matrix of ``rec`` (which must have ``v`` and ``a``) in scaled units."""
+    def regressors(self, rec: Record, theta: FloatArray | None = None) -> FloatArray:
+        """Regressor matrix of ``rec`` (which must have ``v`` and ``a``) in scaled units; the non-linear
+        parameters (``v_eps``, ``gap``, ...) at ``theta`` (data units) or at their defaults."""
         e = -self.x_exp
         x, v, a = (np.ldexp(rec.channel(c), e) for c in ("x", "v", "a"))
-        return self.model.regressors(x, v, a)
+        return self.model.regressors(x, v, a, None if theta is None else self.to_scaled(theta))
 
     def force(self, f: FloatArray) -> FloatArray:
         """Force in scaled units."""
@@ -179,7 +182,7 @@ def data_scaling(model: TermModel, records: Sequence[Record] | Record) -> DataSc
     big = np.finfo(np.float64).max / 16
     settings = type(s)(v_eps=min(math.ldexp(s.v_eps, -e_x), big), gap=min(math.ldexp(s.gap, -e_x), big))
     return DataScaling(force_exp=e_f, x_exp=e_x, exponents=_coefficient_exponents(model, e_f, e_x),
-                       model=TermModel(model.terms, settings))
+                       model=TermModel(model.terms, settings, custom=model.custom))
 
 
 def coefficient_scales(model: TermModel, records: Sequence[Record] | Record) -> dict[str, float]:
@@ -201,7 +204,7 @@ def coefficient_scales(model: TermModel, records: Sequence[Record] | Record) -> 
         Term name -> magnitude (``inf`` or 0 beyond floating point).
     """
     mags = data_scaling(model, records).from_scaled(np.ones(model.n_params))
-    return {n: float(v) for n, v in zip(model.terms, mags, strict=True)}
+    return {n: float(v) for n, v in zip(model.param_names, mags, strict=True)}
 
 
 #: A mass on its bound 0 is restarted at this fraction of the mass scale (see ``coefficient_scales``).
@@ -226,7 +229,7 @@ def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record]
         return f"1e{int(round(e * math.log10(2))):+d}"
 
     coef, sens = [], []
-    for name, e, free in zip(model.terms, (int(v) for v in exps), params.free_mask, strict=True):
+    for name, e, free in zip(model.param_names, (int(v) for v in exps), params.free_mask, strict=True):
         if not free:
             continue
         if abs(e) > _MAX_SCALE_EXP:

@@ -124,6 +124,9 @@ class TermDef:
         Tried by the nonlinearity evidence's equation-error comparison.
     custom : bool
         Typed by a user rather than part of the library.
+    fast_code : int or None
+        Its branch in the specialised single-DOF kernel (:mod:`nlid_core._kernels`), which must agree
+        with the compiled program (checked by the contract test); None for terms it does not cover.
     """
 
     name: str
@@ -137,6 +140,7 @@ class TermDef:
     baseline: bool = False
     evidence: bool = False
     custom: bool = False
+    fast_code: int | None = None
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params] + [s.name for s in self.states]
@@ -290,6 +294,12 @@ class TermDef:
         for p in self.param_names:
             text = text.replace("{" + p + "}", coef.get(p, p))
         return text
+
+    @property
+    def expr(self) -> str:
+        """The force as it reads in tables, e.g. ``k3·x³`` or ``m1·x²·ẍ``."""
+        text = self.render({})
+        return f"{text}·ẍ" if self.inertial else text
 
     def dims(self) -> dict[str, Dim | None]:
         """Units of the variables, states and parameters by name."""

@@ -87,17 +87,19 @@ def format_unit(dim: Dim | None, force_unit: str = "N", x_unit: str = "m") -> st
     return top if not den else f"{top}/{'·'.join(den)}"
 
 
-def infer_units(force: Any, known: Mapping[Any, Dim], unknown: set[Any]) -> dict[Any, Dim]:
-    """Units of the ``unknown`` symbols of ``force`` (which has the unit of force).
+def infer_units(force: Any, known: Mapping[Any, Dim], unknown: set[Any], target: Dim = FORCE) -> dict[Any, Dim]:
+    """Units of the ``unknown`` symbols of ``force`` (which has the unit ``target``).
 
     Parameters
     ----------
     force : sympy.Expr
-        The term's force.
+        The term's force (or any expression whose unit is ``target``).
     known : mapping of sympy.Symbol to Dim
         Units of the variables (x, v, a, states) and of parameters already known.
     unknown : set of sympy.Symbol
         Parameters to solve for.
+    target : Dim
+        The unit of ``force`` (default: force).
 
     Returns
     -------
@@ -175,5 +177,5 @@ def infer_units(force: Any, known: Mapping[Any, Dim], unknown: set[Any]) -> dict
 
     for _ in range(3):
         arguments(force)
-        require(force, FORCE)
+        require(force, target)
     return found

@@ -15,4 +15,5 @@ TERM = TermDef(
         ParamSpec("gap", Dim.of(x=1), 0.0, math.inf, 0.0, fixed=True, description="half-width of the dead zone"),
     ),
     template="{kg}·dz(x, {gap})", basis="dz(x)",
+    fast_code=8,
 )
