@@ -22,6 +22,7 @@ from ..identifiability import column_norms, rescale_uncertainty, uncertainty_fro
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
+from ._threads import with_single_blas_thread
 from .assemble import _flags_and_estimates, _metrics, _prior_rows
 from .options import FitOptions, FloatArray
 from .prepare import _check_records, _check_scales, _params_for, _with_derivatives, data_scaling
@@ -44,11 +45,14 @@ def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
     return np.asarray(r_mat, dtype=np.float64), np.asarray(q_mat.T @ b, dtype=np.float64)
 
 
+@with_single_blas_thread
 def equation_error(
     records: Sequence[Record] | Record,
     model: TermModel,
     params: ParameterSet | None = None,
     options: FitOptions | None = None,
+    *,
+    diagnostics: bool = True,
 ) -> FitResult:
     """Bounded linear least-squares fit of the equation error.
 
@@ -60,16 +64,20 @@ def equation_error(
     params : ParameterSet or None
         Bounds, fixed values and units (defaults from the model).
     options : FitOptions or None
+    diagnostics : bool
+        False returns the parameters only (no uncertainty, metrics or record
+        fits): for the start of an output-error fit.
 
     Returns
     -------
     FitResult
         ``method="equation-error"``; metrics are on the force channel.
+        ``timing["equation_error_s"]`` covers the whole call.
     """
+    start = time.perf_counter()
     opts = options or FitOptions(method="equation-error")
     recs = _check_records(records)
     params = _params_for(model, recs, params)
-    start = time.perf_counter()
     if opts.record_weights is not None and len(opts.record_weights) != len(recs):
         raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
     recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
@@ -140,6 +148,18 @@ def equation_error(
     n_data = A.shape[0]
     r_all = As @ z - bb
     dof = max(n_data - A.shape[1], 1)
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
+    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
+    ok = bool(sol.success) if hasattr(sol, "success") else True
+    message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}"
+    if not diagnostics:  # a start for another fit: parameters only
+        estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
+        return FitResult(
+            success=ok, message=message, method="equation-error", model=model, parameters=fitted,
+            estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
+            cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
+            stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
+        )
     unc = rescale_uncertainty(
         uncertainty_from_jacobian(
             r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
@@ -147,9 +167,7 @@ def equation_error(
         ),
         e_free,
     )
-    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
-    elapsed = time.perf_counter() - start
     rfits, metrics = [], []
     for r, phi_all in zip(recs_d, phis, strict=True):
         f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
@@ -161,11 +179,9 @@ def equation_error(
             )
         )
         metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
-    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
-    ok = bool(sol.success) if hasattr(sol, "success") else True
     return FitResult(
         success=ok,
-        message="equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}",
+        message=message,
         method="equation-error",
         model=model,
         parameters=fitted,
@@ -177,7 +193,7 @@ def equation_error(
         records=tuple(rfits),
         cost=0.5 * float(r_all @ r_all),
         nfev=1,
-        timing={"equation_error_s": elapsed},
+        timing={"equation_error_s": time.perf_counter() - start},
         stages={"equation-error": fitted.as_dict()},
         warnings=tuple(warns),
         options=opts,

@@ -16,6 +16,7 @@ from ..metrics import rms
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
+from ._threads import with_single_blas_thread
 from .assemble import _failed, _flags_and_estimates, _metrics, _prior_rows
 from .oe_problem import MAX_REFINEMENTS, _gauss_newton_step, _OEProblem
 from .options import FitOptions, ProgressFn
@@ -76,6 +77,7 @@ def _initial_states(
     return states, est, modes
 
 
+@with_single_blas_thread
 def output_error(
     records: Sequence[Record] | Record,
     model: TermModel,

@@ -18,11 +18,14 @@ from .oe_problem import _substeps_for
 from .options import FitOptions, FloatArray, ProgressFn
 from .prepare import _with_derivatives
 
-__all__ = ["SEGMENT_PERIODS", "MAX_SEGMENTS"]
+__all__ = ["SEGMENT_PERIODS", "MAX_SEGMENTS", "GOOD_START_NRMSE"]
 
 #: Segment length in natural periods of the start model, and the most segments used per record.
 SEGMENT_PERIODS = 3.0
 MAX_SEGMENTS = 8
+#: A start whose simulation already matches every record's displacement to this NRMSE is in the right basin:
+#: the segmented stage is skipped (a far-off start that still simulates fairly lies well above it).
+GOOD_START_NRMSE = 0.02
 
 
 def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
@@ -34,11 +37,8 @@ def _segments(rec: Record, model: TermModel, theta: FloatArray) -> list[Record]:
     evenly over the record (they only have to give a start, so a long record
     does not make this stage expensive).
     """
-    from .. import _kernels
-
-    s = model.settings
-    _, dadx, _, mass = _kernels._accel(0.0, 0.0, 0.0, theta, model.codes, s.v_eps, s.gap, False,
-                                       np.zeros(model.n_params))
+    _, jy, _, masses, _ = model.linearise(model.initial_state([0.0, 0.0], theta), theta)
+    dadx, mass = float(jy[1, 0]), float(masses[0])
     if mass > 0 and dadx < 0:
         length = int(SEGMENT_PERIODS * 2 * math.pi / math.sqrt(-dadx) * rec.fs)
     else:
@@ -79,10 +79,15 @@ def _robust_start(
     short segments of the records, each with its own estimated initial state
     (multiple shooting without continuity), where the cost is nearly convex.
     The full-record fit starts from whichever of the two simulates the records
-    better. Nothing is done for records too short to segment.
+    better. Nothing is done for records too short to segment, nor when the
+    start already simulates every record's displacement within
+    ``GOOD_START_NRMSE`` (one simulation per record decides).
     """
     t0 = time.perf_counter()
     x0s, _, _ = _initial_states(recs, opts, None)
+    before = _start_nrmse(recs, model, start, opts, x0s)
+    if before <= GOOD_START_NRMSE:
+        return start, "", time.perf_counter() - t0
     # velocity is derived once per record (the segments' initial states start from it), not per segment
     with_v = [r if r.v is not None else _with_derivatives(r, opts.differentiator) for r in recs]
     segments = [seg for r in with_v for seg in _segments(r, model, start.values)]
@@ -92,7 +97,6 @@ def _robust_start(
     seg_fit = output_error(segments, model, start, seg_opts, progress=progress, diagnostics=False)
     if not seg_fit.success:
         return start, "", time.perf_counter() - t0
-    before = _start_nrmse(recs, model, start, opts, x0s)
     after = _start_nrmse(recs, model, seg_fit.parameters, opts, x0s)
     elapsed = time.perf_counter() - t0
     if not after < before:
