@@ -7,7 +7,8 @@ readers and parses. It answers only with plain data in ``OUTDIR``:
 
 * ``result.json``: one header per record (name, units, derived channels,
   source, warnings, meta) and ``rec<i>.npz``: its channels as float64 arrays
-  (written with ``numpy.savez``, read back with ``allow_pickle=False``);
+  named as the record names them (``t, f, x`` or ``t, f1, x1, x2, ...``;
+  written with ``numpy.savez``, read back with ``allow_pickle=False``);
 * or ``error.json``: ``{"kind": "data" | "memory" | "internal", "message"}``.
 
 A native crash, a CPU-time signal or a kill by the parent leaves neither file;
@@ -76,7 +77,7 @@ def _run(request: dict[str, Any], out: Path) -> None:
         return
     headers = []
     for i, rec in enumerate(records):
-        arrays: dict[str, Any] = {c: np.asarray(getattr(rec, c), dtype=np.float64) for c in rec.channels}
+        arrays: dict[str, Any] = {c: np.asarray(rec.channel(c), dtype=np.float64) for c in rec.channels}
         np.savez(out / f"rec{i}.npz", allow_pickle=False, **arrays)
         headers.append({
             "name": rec.name,

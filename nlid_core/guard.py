@@ -49,7 +49,8 @@ import numpy as np
 
 from .errors import DataValidationError
 from .limits import LIMIT_VARIABLES, Limits
-from .record import CHANNELS, Record, from_arrays
+from .channels import MAX_DOF, parse_channel
+from .record import Record, from_channels
 
 __all__ = ["load_record_guarded", "load_records_guarded", "parse_slots"]
 
@@ -59,6 +60,8 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 #: Largest JSON answer accepted from a worker (record headers only; the arrays are in .npz files).
 _MAX_ANSWER_BYTES = 4_000_000
 _POLL_S = 0.02
+#: Most channels a record may have (time, and four quantities per DOF).
+_MAX_CHANNELS = 1 + 4 * MAX_DOF
 _KINDS = {".csv": "CSV", ".txt": "text", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
           ".xlsx": "Excel", ".xls": "Excel", ".mat": "MAT"}
 
@@ -98,12 +101,13 @@ def load_record_guarded(
     fs: float | None = None,
     rows: tuple[int, int | None] | str | None = None,
     limits: Limits | None = None,
+    input_only: bool = False,
 ) -> Record:
     """Load one record like :func:`nlid_core.io.load_record`, parsing the file in an isolated worker.
 
     Parameters
     ----------
-    path, columns, units, name, resample, fs, rows
+    path, columns, units, name, resample, fs, rows, input_only
         As for :func:`nlid_core.io.load_record`.
     limits : Limits or None
         Bounds on the parse; ``Limits.from_env()`` when None.
@@ -121,6 +125,8 @@ def load_record_guarded(
         message is one line and names the file.
     """
     kwargs = {"columns": columns, "units": units, "name": name, "resample": resample, "fs": fs, "rows": rows}
+    if input_only:
+        kwargs["input_only"] = True
     return _guarded([path], kwargs, single=True, limits=limits)[0]
 
 
@@ -358,16 +364,19 @@ def _record(npz: Path, header: Mapping[str, Any]) -> Record:
     """Rebuild and validate a record from the worker's plain answer (no pickle)."""
     try:
         with np.load(npz, allow_pickle=False) as data:
-            arrays = {c: np.asarray(data[c], dtype=np.float64) for c in CHANNELS if c in data.files}
+            names = list(data.files)
+            if len(names) > _MAX_CHANNELS or not all(_is_channel(c) for c in names):
+                raise DataValidationError("the file-reading worker gave an unreadable answer")
+            arrays = {c: np.asarray(data[c], dtype=np.float64) for c in names}
     except (OSError, ValueError, KeyError):
         raise DataValidationError("the file-reading worker gave an unreadable answer") from None
     for c in ("t", "f", "x"):
-        if c not in arrays:
+        if not any(_is_channel(k) and parse_channel(k) == parse_channel(c) for k in arrays):
             raise DataValidationError("the file-reading worker gave an incomplete answer")
     units = header.get("units")
     meta = header.get("meta")
-    return from_arrays(
-        arrays["t"], arrays["f"], arrays["x"], arrays.get("v"), arrays.get("a"),
+    return from_channels(
+        arrays,
         name=str(header.get("name", "record")),
         units={str(k): str(v) for k, v in units.items()} if isinstance(units, dict) else None,
         derived=tuple(str(d) for d in header.get("derived", ())),
@@ -376,3 +385,10 @@ def _record(npz: Path, header: Mapping[str, Any]) -> Record:
         meta=meta if isinstance(meta, dict) else {},
     )
 
+
+def _is_channel(name: str) -> bool:
+    try:
+        parse_channel(name)
+    except DataValidationError:
+        return False
+    return True

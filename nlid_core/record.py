@@ -1,10 +1,18 @@
-"""Validated measurement records of a single-DOF test.
+"""Validated measurement records: time, input forces and responses of one or several DOFs.
 
-A :class:`Record` holds time ``t`` (s), force ``f`` (N), displacement ``x``
-(m) and, where measured or derived, velocity ``v`` (m/s) and acceleration
-``a`` (m/s²), all as 1-D float64 arrays of one length. Units other than SI
-may be kept (e.g. volts for an electrical analogue such as Silverbox); they
-are then recorded in :attr:`Record.units` and carried into parameter units.
+A single-DOF :class:`Record` holds time ``t`` (s), force ``f`` (N),
+displacement ``x`` (m) and, where measured or derived, velocity ``v`` (m/s)
+and acceleration ``a`` (m/s²), all as 1-D float64 arrays of one length.
+Units other than SI may be kept (e.g. volts for an electrical analogue such
+as Silverbox); they are then recorded in :attr:`Record.units` and carried
+into parameter units.
+
+A record of several DOFs names its channels with DOF numbers (``f1``,
+``x1``, ``x2``, ``v2``, ...; the grammar and the naming rules are in
+:mod:`nlid_core.channels`). DOF 1 is kept in the fields ``f``, ``x``, ``v``,
+``a`` and every further DOF in :attr:`Record.extra_channels`; code reads any
+channel by name with :meth:`Record.channel` and lists them with
+:attr:`Record.channels`, :attr:`Record.inputs` and :attr:`Record.outputs`.
 
 Every constructor validates at the boundary and raises
 :class:`~nlid_core.errors.DataValidationError` naming the channel and the
@@ -21,12 +29,41 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import check_positive
+from ._record_checks import (
+    MAX_ABS_VALUE,
+    MAX_DT,
+    MIN_DT,
+    MAX_RESAMPLED,
+    MIN_SAMPLES,
+    RESAMPLE_GROWTH,
+    SPIKE_RATIO,
+    UNIFORM_RTOL,
+    as_channel_array,
+    uniform_grid,
+    validate_record,
+)
+from .channels import (
+    CHANNEL_LABELS,
+    CHANNELS,
+    INPUT_QUANTITIES,
+    OUTPUT_QUANTITIES,
+    REQUIRED,
+    SI_UNITS,
+    ChannelKey,
+    channel_name,
+    keyed_by_channel,
+    parse_channel,
+    sorted_keys,
+)
 from .errors import DataValidationError
 
 __all__ = [
     "CHANNELS",
+    "REQUIRED",
+    "CHANNEL_LABELS",
     "SI_UNITS",
+    "SPIKE_RATIO",
+    "UNIFORM_RTOL",
     "MIN_SAMPLES",
     "MAX_ABS_VALUE",
     "MIN_DT",
@@ -35,46 +72,12 @@ __all__ = [
     "MAX_RESAMPLED",
     "Record",
     "from_arrays",
+    "from_channels",
     "resample_uniform",
     "trim",
 ]
 
 FloatArray = NDArray[np.float64]
-
-#: Channel names in their canonical order; ``t``, ``f`` and ``x`` are required.
-CHANNELS: tuple[str, ...] = ("t", "f", "x", "v", "a")
-REQUIRED: tuple[str, ...] = ("t", "f", "x")
-SI_UNITS: Mapping[str, str] = {"t": "s", "f": "N", "x": "m", "v": "m/s", "a": "m/s^2"}
-CHANNEL_LABELS: Mapping[str, str] = {
-    "t": "time",
-    "f": "force",
-    "x": "displacement",
-    "v": "velocity",
-    "a": "acceleration",
-}
-#: Fewest samples a record may have (an identification needs many more).
-MIN_SAMPLES = 20
-#: Largest magnitude accepted in any channel after unit scaling. A cubic term
-#: of 1e9 is 1e27, still far from overflow; anything larger is a glitch or a
-#: unit mistake.
-MAX_ABS_VALUE = 1e9
-#: A single sample this many times larger than every other one is a glitch.
-SPIKE_RATIO = 1e3
-#: Relative spread of the sampling interval tolerated as "uniform".
-UNIFORM_RTOL = 1e-3
-#: Shortest and longest accepted sampling interval (s): 1 GHz down to one
-#: sample in about 12 days. Between them every derived quantity (derivatives
-#: up to the second of a signal of at most ``MAX_ABS_VALUE``, frequencies,
-#: simulation steps) stays many decades inside floating point.
-MIN_DT = 1e-9
-MAX_DT = 1e6
-#: Resampling may make a record at most this many times longer (but always
-#: allows ``_RESAMPLE_FLOOR`` samples), and never longer than ``MAX_RESAMPLED``
-#: samples: a single far-off sample must not make a grid of 1e9 points.
-RESAMPLE_GROWTH = 10
-MAX_RESAMPLED = 10_000_000
-_RESAMPLE_FLOOR = 10_000
-_DT_RTOL = 1e-6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,14 +89,21 @@ class Record:
     name : str
         Label shown in reports (file name for loaded records).
     t, f, x : (n,) ndarray
-        Time (s), force (N) and displacement (m), or the units in ``units``.
+        Time (s), force (N) and displacement (m), or the units in ``units``;
+        ``f`` and ``x`` are those of DOF 1 (``f1``, ``x1``) in a record of
+        several DOFs.
     v, a : (n,) ndarray or None
-        Velocity and acceleration, measured or derived (see ``derived``).
+        Velocity and acceleration (of DOF 1), measured or derived (see
+        ``derived``).
+    extra_channels : mapping of str to (n,) ndarray
+        Channels of DOFs 2 and up, by name (``x2``, ``f2``, ``v2``, ``a2``,
+        ...); empty in a single-DOF record.
     units : mapping
-        Unit string per channel.
+        Unit string per channel, keyed as the record writes its channel
+        names (``x`` single-DOF, ``x1`` with several DOFs).
     derived : tuple of str
-        Channels computed from others (not measured): never used as
-        output-error channels.
+        Channels computed from others (not measured), as the record writes
+        them: never used as output-error channels.
     source : str
         Where the record came from (path, ``example:seed``, ...).
     warnings : tuple of str
@@ -108,6 +118,7 @@ class Record:
     x: FloatArray
     v: FloatArray | None = None
     a: FloatArray | None = None
+    extra_channels: Mapping[str, FloatArray] = field(default_factory=dict)
     units: Mapping[str, str] = field(default_factory=lambda: dict(SI_UNITS))
     derived: tuple[str, ...] = ()
     source: str = ""
@@ -135,132 +146,188 @@ class Record:
         return float(self.t[-1] - self.t[0])
 
     @property
+    def n_dof(self) -> int:
+        """Number of degrees of freedom: the highest DOF number of the channels (1 for a single-DOF record)."""
+        return max((parse_channel(c).dof for c in self.extra_channels), default=1)
+
+    def _arrays(self) -> dict[ChannelKey, FloatArray]:
+        """Channels present by key, in canonical order."""
+        found: dict[ChannelKey, FloatArray | None] = {ChannelKey("t", 0): self.t}
+        for q in CHANNELS[1:]:
+            found[ChannelKey(q, 1)] = getattr(self, q)
+        for c, arr in self.extra_channels.items():
+            found[parse_channel(c)] = arr
+        out: dict[ChannelKey, FloatArray] = {}
+        for k in sorted_keys(found):
+            values = found[k]
+            if values is not None:
+                out[k] = values
+        return out
+
+    @property
     def channels(self) -> tuple[str, ...]:
-        """Channels present, canonical order."""
-        return tuple(c for c in CHANNELS if getattr(self, c) is not None)
+        """Channels present as the record writes them, canonical order (``t, f, x, v, a`` single-DOF)."""
+        n_dof = self.n_dof
+        return tuple(channel_name(k, n_dof) for k in self._arrays())
+
+    @property
+    def channel_units(self) -> dict[str, str]:
+        """Unit of every channel present, by name, in canonical order."""
+        return {c: self.unit(c) for c in self.channels}
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Input (force) channels present, by DOF number: ``("f",)`` single-DOF, e.g. ``("f1", "f2")``."""
+        n_dof = self.n_dof
+        return tuple(channel_name(k, n_dof) for k in self._arrays() if k.quantity in INPUT_QUANTITIES)
+
+    @property
+    def input_array(self) -> FloatArray:
+        """The inputs as one time-major ``(n_samples, n_inputs)`` array, columns in the order of ``inputs``."""
+        arrays = self._arrays()
+        cols = [arr for k, arr in arrays.items() if k.quantity in INPUT_QUANTITIES]
+        return np.ascontiguousarray(np.column_stack(cols), dtype=np.float64)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Response channels present (measured or derived): displacements, velocities, accelerations, by DOF."""
+        n_dof = self.n_dof
+        return tuple(channel_name(k, n_dof) for k in self._arrays() if k.quantity in OUTPUT_QUANTITIES)
 
     @property
     def measured(self) -> tuple[str, ...]:
-        """Response channels (x, v, a) that were measured, not derived."""
-        return tuple(c for c in ("x", "v", "a") if getattr(self, c) is not None and c not in self.derived)
+        """Response channels that were measured, not derived (``outputs`` less ``derived``)."""
+        return tuple(c for c in self.outputs if c not in self.derived)
+
+    def has(self, name: str) -> bool:
+        """Whether channel ``name`` (any spelling: ``x1`` is ``x``) is present; an invalid name raises."""
+        return parse_channel(name) in self._arrays()
+
+    def is_derived(self, name: str) -> bool:
+        """Whether channel ``name`` is present and was derived (computed, not measured)."""
+        key = parse_channel(name)
+        return key in self._arrays() and channel_name(key, self.n_dof) in self.derived
 
     def channel(self, name: str) -> FloatArray:
-        """Return channel ``name``; raise if it is absent."""
-        if name not in CHANNELS:
-            raise DataValidationError(f"unknown channel `{name}`; channels are {', '.join(CHANNELS)}")
-        arr = getattr(self, name)
+        """Return channel ``name`` (any spelling: ``x1`` is ``x``); raise if it is absent or not a channel name."""
+        key = parse_channel(name)
+        arr = self._arrays().get(key)
         if arr is None:
+            shown = channel_name(key, self.n_dof)
             raise DataValidationError(
-                f"record `{self.name}` has no `{name}` ({CHANNEL_LABELS[name]}) channel; "
+                f"record `{self.name}` has no `{shown}` ({CHANNEL_LABELS[key.quantity]}) channel; "
                 "measure it or derive it from displacement"
             )
-        return arr  # type: ignore[no-any-return]
+        return arr
 
     def unit(self, name: str) -> str:
-        """Unit string of channel ``name``."""
-        return self.units.get(name, SI_UNITS[name])
+        """Unit string of channel ``name`` (any spelling); SI when the record holds none for it."""
+        key = parse_channel(name)
+        for spelling in dict.fromkeys((channel_name(key, self.n_dof), channel_name(key, 1), f"{key.quantity}{key.dof}")):
+            if spelling in self.units:
+                return self.units[spelling]
+        return SI_UNITS[key.quantity]
 
     def replace(self, **changes: Any) -> Record:
         """A copy with some fields changed (validated again)."""
         new = dataclasses.replace(self, **changes)
-        _validate(new)
+        validate_record(new)
         return new
+
+    def with_channels(self, channels: Mapping[str, ArrayLike | None], **changes: Any) -> Record:
+        """A copy with channels added, replaced or (given None) removed, and other fields changed; validated.
+
+        Parameters
+        ----------
+        channels : mapping of str to (n,) array_like or None
+            New values by channel name (any spelling). Adding a channel of a
+            new DOF renames the DOF-1 channels (``x`` becomes ``x1``): keys
+            of ``units`` and ``derived`` are renamed with them.
+        **changes
+            Other fields to change (``units``, ``derived``, ``warnings``,
+            ...), as :func:`dataclasses.replace` takes them; names in
+            ``units`` and ``derived`` may use any spelling.
+
+        Returns
+        -------
+        Record
+
+        Raises
+        ------
+        DataValidationError
+            An invalid channel name, or a record that does not validate
+            (a removed required channel, another length, ...).
+        TypeError
+            A channel given in ``changes`` instead of ``channels``.
+        """
+        fixed = sorted(set(changes) & {*CHANNELS, "extra_channels"})
+        if fixed:
+            raise TypeError(f"give channels in `channels`, not as {', '.join(f'`{c}`' for c in fixed)}")
+        old_n = self.n_dof
+        arrays: dict[ChannelKey, Any] = dict(self._arrays())
+        for name, values in channels.items():
+            key = parse_channel(name)
+            if values is None:
+                arrays.pop(key, None)
+            else:
+                arrays[key] = as_channel_array(channel_name(key, max(old_n, key.dof)), values)
+        units = changes.pop("units", self.units)
+        derived = changes.pop("derived", self.derived)
+        rec = _assemble(arrays, units=units, derived=derived, **{
+            "name": self.name, "source": self.source, "warnings": self.warnings, "meta": self.meta, **changes})
+        validate_record(rec)
+        return rec
 
     def slice(self, start: int, stop: int | None = None) -> Record:
         """Samples ``start:stop`` as a new record (time is kept, not shifted)."""
         sl = slice(start, stop)
         return self.replace(
-            **{c: (None if getattr(self, c) is None else getattr(self, c)[sl].copy()) for c in CHANNELS}
+            **{c: (None if getattr(self, c) is None else getattr(self, c)[sl].copy()) for c in CHANNELS},
+            extra_channels={c: arr[sl].copy() for c, arr in self.extra_channels.items()},
         )
 
     def to_dict(self) -> dict[str, FloatArray]:
-        """Channels as a dict of arrays (for ``pandas.DataFrame``)."""
-        return {c: getattr(self, c) for c in self.channels}
+        """Channels as a dict of arrays by name (for ``pandas.DataFrame``)."""
+        n_dof = self.n_dof
+        return {channel_name(k, n_dof): arr for k, arr in self._arrays().items()}
 
 
-def _as_1d(name: str, values: ArrayLike) -> FloatArray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise DataValidationError(f"channel `{name}` is not numeric: {exc}") from None
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.reshape(-1)
-    if arr.ndim != 1:
-        raise DataValidationError(f"channel `{name}` must be 1-D, got shape {arr.shape}")
-    return np.ascontiguousarray(arr)
-
-
-def _check_spike(rec: Record, c: str, arr: FloatArray, mag: FloatArray) -> None:
-    """Reject one sample that dwarfs every other one (a glitch or a unit slip in one row); ``mag = |arr|``."""
-    i = int(np.argmax(mag))
-    second = max(float(mag[:i].max(initial=0.0)), float(mag[i + 1:].max(initial=0.0)))
-    if second > 0 and mag[i] > SPIKE_RATIO * second:
-        raise DataValidationError(
-            f"channel `{c}` ({CHANNEL_LABELS[c]}) row {i} holds {arr[i]:.6g} {rec.unit(c)}, more than"
-            f" {SPIKE_RATIO:g} times any other sample (next largest {second:.3g}): a glitch or a unit mistake;"
-            " correct or remove that row"
-        )
-
-
-def _validate(rec: Record) -> None:
-    n = rec.t.size
-    for c in CHANNELS:
-        arr = getattr(rec, c)
-        if arr is None:
-            if c in REQUIRED:
-                raise DataValidationError(f"missing required channel `{c}` ({CHANNEL_LABELS[c]})")
-            continue
-        if arr.size != n:
-            raise DataValidationError(
-                f"channel `{c}` has {arr.size} samples but `t` has {n}: all columns must have the same length"
-            )
-    if n < MIN_SAMPLES:
-        raise DataValidationError(f"record `{rec.name}` has {n} samples; at least {MIN_SAMPLES} are needed")
-    for c in rec.channels:
-        arr = getattr(rec, c)
-        mag = np.abs(arr)
-        top = float(mag.max())  # NaN when any sample is NaN: one pass decides the common, clean case
-        if not np.isfinite(top):
-            bad = ~np.isfinite(arr)
-            i = int(np.argmax(bad))
-            raise DataValidationError(
-                f"channel `{c}` ({CHANNEL_LABELS[c]}) has a non-finite value ({arr[i]}) at row {i}"
-                f" ({int(bad.sum())} such rows); remove or fill them"
-            )
-        if top > MAX_ABS_VALUE:
-            i = int(np.argmax(mag > MAX_ABS_VALUE))
-            raise DataValidationError(
-                f"channel `{c}` ({CHANNEL_LABELS[c]}) has an implausibly large value {arr[i]:.6g} at row {i}"
-                f" (limit {MAX_ABS_VALUE:g} {rec.unit(c)}); check the unit or remove the glitch"
-            )
-        if c != "t":
-            _check_spike(rec, c, arr, mag)
-    dt = np.diff(rec.t)
-    dt_min, dt_max = float(dt.min()), float(dt.max())
-    if dt_min == 0:
-        i = int(np.argmax(dt == 0))
-        raise DataValidationError(
-            f"time `t` is duplicated at rows {i} and {i + 1} (t = {rec.t[i]:.9g} s); remove duplicate samples"
-        )
-    if dt_min < 0:
-        i = int(np.argmax(dt < 0))
-        raise DataValidationError(
-            f"time `t` decreases between rows {i} and {i + 1} ({rec.t[i]:.9g} s -> {rec.t[i + 1]:.9g} s);"
-            " time must be strictly increasing"
-        )
-    mean_dt = (rec.t[-1] - rec.t[0]) / (n - 1)
-    spread = max(dt_max - mean_dt, mean_dt - dt_min) / mean_dt
-    if spread > UNIFORM_RTOL:
-        i = int(np.argmax(np.abs(dt - mean_dt)))
-        raise DataValidationError(
-            f"irregular sampling: the interval between rows {i} and {i + 1} is {dt[i]:.6g} s, mean is"
-            f" {mean_dt:.6g} s ({100 * spread:.2g} % off); resample to a uniform grid"
-            " (resample=True, CLI --resample)"
-        )
-    _check_interval(float(mean_dt), "the sampling interval of `t`")
-    for d in rec.derived:
-        if d not in rec.channels:
-            raise DataValidationError(f"`derived` names channel `{d}`, which the record does not have")
+def _assemble(
+    arrays: Mapping[ChannelKey, Any],
+    *,
+    units: Mapping[str, str] | None,
+    derived: tuple[str, ...] | list[str],
+    **fields: Any,
+) -> Record:
+    """A record (not yet validated) from arrays keyed by channel: DOF 1 into the fields, further DOFs into
+    ``extra_channels``; names in ``units`` and ``derived`` written as the record writes them."""
+    n_dof = max((k.dof for k in arrays), default=1)
+    unit_keys = keyed_by_channel(dict(units or {}), "units")
+    if n_dof == 1:
+        all_units = dict(SI_UNITS)
+    else:
+        all_units = {channel_name(k, n_dof): SI_UNITS[k.quantity] for k in sorted_keys(arrays)}
+    all_units.update({channel_name(k, n_dof): str(u) for k, u in unit_keys.items()})
+    derived_names: list[str] = []
+    for d in derived:
+        try:
+            key = parse_channel(d)
+        except DataValidationError as exc:
+            raise DataValidationError(f"`derived` names an invalid channel: {exc}") from None
+        derived_names.append(channel_name(key, n_dof))
+    one = {k.quantity: arr for k, arr in arrays.items() if k.dof <= 1}
+    rec = Record(
+        t=one.get("t"),  # type: ignore[arg-type]
+        f=one.get("f"),  # type: ignore[arg-type]
+        x=one.get("x"),  # type: ignore[arg-type]
+        v=one.get("v"),
+        a=one.get("a"),
+        extra_channels={channel_name(k, n_dof): arr for k, arr in arrays.items() if k.dof > 1},
+        units=all_units,
+        derived=tuple(derived_names),
+        **fields,
+    )
+    return rec
 
 
 def from_arrays(
@@ -278,7 +345,7 @@ def from_arrays(
     meta: Mapping[str, Any] | None = None,
     resample: bool = False,
 ) -> Record:
-    """Build and validate a :class:`Record` from arrays.
+    """Build and validate a single-DOF :class:`Record` from arrays.
 
     Parameters
     ----------
@@ -313,36 +380,78 @@ def from_arrays(
     DataValidationError
         Missing, non-numeric or non-finite values, mismatched lengths,
         non-increasing or irregular time, too few samples.
+
+    See Also
+    --------
+    from_channels : the same for any channels, of any number of DOFs.
     """
     arrays = {"t": t, "f": f, "x": x, "v": v, "a": a}
-    conv = {c: (None if val is None else _as_1d(c, val)) for c, val in arrays.items()}
-    all_units = dict(SI_UNITS)
-    if units:
-        unknown = set(units) - set(CHANNELS)
-        if unknown:
-            raise DataValidationError(f"`units` names unknown channel(s) {sorted(unknown)}; channels are {CHANNELS}")
-        all_units.update(units)
-    rec = Record(
-        name=name,
-        t=conv["t"],  # type: ignore[arg-type]
-        f=conv["f"],  # type: ignore[arg-type]
-        x=conv["x"],  # type: ignore[arg-type]
-        v=conv["v"],
-        a=conv["a"],
-        units=all_units,
-        derived=tuple(derived),
-        source=source,
-        warnings=tuple(warnings),
-        meta=dict(meta or {}),
+    return from_channels(
+        {c: val for c, val in arrays.items() if val is not None},
+        name=name, units=units, derived=derived, source=source, warnings=warnings, meta=meta, resample=resample,
     )
+
+
+def from_channels(
+    channels: Mapping[str, ArrayLike],
+    *,
+    name: str = "record",
+    units: Mapping[str, str] | None = None,
+    derived: tuple[str, ...] = (),
+    source: str = "",
+    warnings: tuple[str, ...] = (),
+    meta: Mapping[str, Any] | None = None,
+    resample: bool = False,
+) -> Record:
+    """Build and validate a :class:`Record` of any number of DOFs from channels by name.
+
+    Parameters
+    ----------
+    channels : mapping of str to (n,) array_like
+        Every channel, by name (:mod:`nlid_core.channels`): ``t``, and
+        ``f``/``x``/``v``/``a`` with an optional DOF number, e.g.
+        ``{"t": t, "f1": f, "x1": x1, "x2": x2}``. ``t``, the force of DOF 1
+        and the displacement of every DOF are required. A bare name is
+        DOF 1: ``x`` and ``x1`` are the same channel (giving both raises).
+    name, source : str
+        Labels for reports.
+    units : mapping or None
+        Unit string per channel (any spelling); SI when omitted.
+    derived : tuple of str
+        Channels computed rather than measured (any spelling).
+    warnings : tuple of str
+        Notes to carry along.
+    meta : mapping or None
+        Provenance.
+    resample : bool
+        Interpolate irregularly sampled data onto a uniform grid instead of
+        raising (duplicate or decreasing times still raise).
+
+    Returns
+    -------
+    Record
+        Channel names written as in :func:`nlid_core.channels.channel_name`:
+        bare with one DOF, numbered with several.
+
+    Raises
+    ------
+    DataValidationError
+        An invalid or repeated channel name, or any problem of
+        :func:`from_arrays`; a missing displacement of a DOF.
+    """
+    keyed = keyed_by_channel(channels, "channels")
+    n_dof = max((k.dof for k in keyed), default=1)
+    arrays = {k: as_channel_array(channel_name(k, n_dof), val) for k, val in keyed.items()}
+    rec = _assemble(arrays, units=units, derived=derived, name=name, source=source, warnings=tuple(warnings),
+                    meta=dict(meta or {}))
     if resample:
         try:
-            _validate(rec)
+            validate_record(rec)
         except DataValidationError as exc:
             if "irregular sampling" not in str(exc):
                 raise
             return resample_uniform(rec)
-    _validate(rec)
+    validate_record(rec)
     return rec
 
 
@@ -370,31 +479,12 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
         more than ``MAX_RESAMPLED`` samples. The count is checked before
         anything is allocated.
     """
-    dt_old = np.diff(rec.t)
-    if (dt_old <= 0).any():
-        raise DataValidationError("cannot resample: time `t` is not strictly increasing")
-    if fs is not None:
-        fs_val = check_positive("fs", fs, "sampling rate in Hz", DataValidationError)
-        dt = 1.0 / fs_val
-        _check_interval(dt, f"`fs` = {fs_val:g} Hz gives a sampling interval that")
-    else:
-        dt = float(np.median(dt_old))
-        _check_interval(dt, "the typical (median) interval of `t`")
-    span = float(rec.t[-1] - rec.t[0])
-    n_float = span / dt + 1.0
-    limit = min(MAX_RESAMPLED, max(RESAMPLE_GROWTH * rec.n, _RESAMPLE_FLOOR))
-    if not n_float <= limit:
-        raise DataValidationError(_resample_refusal(dt_old, dt, n_float, limit, rec.n, fs is not None))
-    n = int(np.floor(span / dt + 1e-9)) + 1
-    t_new = rec.t[0] + dt * np.arange(n)
-    new = {c: np.interp(t_new, rec.t, getattr(rec, c)) for c in CHANNELS[1:] if getattr(rec, c) is not None}
+    t_new, dt = uniform_grid(rec.t, fs)
+    n = t_new.size
+    new = {c: np.interp(t_new, rec.t, arr) for c, arr in rec.to_dict().items() if c != "t"}
     note = f"resampled from {rec.n} irregular samples to {n} samples at {1.0 / dt:.6g} Hz (linear interpolation)"
-    return from_arrays(
-        t_new,
-        new["f"],
-        new["x"],
-        new.get("v"),
-        new.get("a"),
+    return from_channels(
+        {"t": t_new, **new},
         name=rec.name,
         units=rec.units,
         derived=rec.derived,
@@ -402,44 +492,6 @@ def resample_uniform(rec: Record, fs: float | None = None) -> Record:
         warnings=(*rec.warnings, note),
         meta=rec.meta,
     )
-
-
-def _seconds(value: float) -> str:
-    """A duration in readable units: ``1 µs``, ``2.5 ms``, ``1000 s``."""
-    mag = abs(value)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-        if mag >= scale:
-            return f"{value / scale:.4g} {unit}"
-    return f"{value:.3g} s"
-
-
-def _check_interval(dt: float, what: str) -> None:
-    """Raise unless ``MIN_DT <= dt <= MAX_DT`` (``what`` starts the message)."""
-    if MIN_DT * (1 - _DT_RTOL) <= dt <= MAX_DT * (1 + _DT_RTOL):  # rounding of t = i / fs
-        return
-    side = f"shorter than {MIN_DT:g} s (a 1 GHz sampling rate)" if dt < MIN_DT else f"longer than {MAX_DT:g} s"
-    rate = f"{1.0 / dt:.3g} Hz" if dt > 0 else "no finite rate"
-    raise DataValidationError(
-        f"{what} is {dt:.3g} s ({rate}), {side}: check the time unit or the sampling rate (CLI --fs);"
-        f" accepted intervals are {MIN_DT:g} s to {MAX_DT:g} s"
-    )
-
-
-def _resample_refusal(dt_old: FloatArray, dt: float, n_float: float, limit: int, n_old: int, given: bool) -> str:
-    """Why a resampling grid of ``n_float`` samples is refused, naming the interval that causes it."""
-    need = (f"would need {n_float:.3g} samples (limit {limit:,}: {RESAMPLE_GROWTH} times the {n_old} samples, at least"
-            f" {_RESAMPLE_FLOOR:,}, at most {MAX_RESAMPLED:,})")
-    if given:
-        return f"cannot resample at {1.0 / dt:.6g} Hz: the grid {need}; choose a lower `fs`"
-    big = dt_old > 100.0 * dt
-    if big.any():
-        i = int(np.argmax(dt_old))
-        count = int(big.sum())
-        what = (f"one interval of {_seconds(float(dt_old[i]))}" if count == 1
-                else f"{count} intervals of up to {_seconds(float(dt_old[i]))}")
-        return (f"cannot resample: {what} (after row {i}) among intervals of {_seconds(dt)} {need};"
-                " split the record at the gap or remove the stray sample")
-    return f"cannot resample: intervals of {_seconds(dt)} over {_seconds(float(dt_old.sum()))} {need}"
 
 
 def trim(rec: Record, t_start: float | None = None, t_end: float | None = None) -> Record:

@@ -1,14 +1,30 @@
-"""Column mapping: ``CHANNEL=VALUE`` specs, channel aliases and finding each channel's column in a table."""
+"""Column mapping: ``CHANNEL=VALUE`` specs, channel aliases and finding each channel's column in a table.
+
+Channels are named as in :mod:`nlid_core.channels` (``t``, ``f``, ``x2``,
+``a12``, ...). In a ``--columns``/``--units`` spec a channel may also be
+given by a long name, optionally followed by a DOF number (``force``,
+``disp2``, ``acc_2``), in any case.
+
+Without a mapping, a column is taken for a channel when its header (less a
+bracketed unit, compared lower-case) is a long name or a single-DOF letter
+(``time``, ``Force``, ``x [mm]``), a long name with a DOF number
+(``disp2``, ``Acc 2``), or exactly a numbered channel name in lower case
+(``x2``, ``f1``). Upper-case letters with a number (``V1``, ``A2``, ``X2``:
+typical names of voltage or analogue-input channels) are never taken by
+name; map them with ``--columns``.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import pandas as pd
 
+from ..channels import CHANNEL_GRAMMAR, ChannelKey, channel_name, parse_channel, sorted_keys
 from ..errors import DataValidationError
-from ..record import CHANNEL_LABELS, CHANNELS, REQUIRED
+from ..record import CHANNEL_LABELS, REQUIRED
 from ._table import _one_line
 from .units import _header_unit, unit_factor
 
@@ -24,6 +40,13 @@ _ALIASES: Mapping[str, tuple[str, ...]] = {
     "a": ("a", "acc", "accel", "acceleration"),
 }
 _CHANNEL_BY_ALIAS: Mapping[str, str] = {alias: c for c, names in _ALIASES.items() for alias in names}
+#: A long name followed by a DOF number (``disp2``, ``acc_2``, ``force 1``), compared lower-case.
+_NUMBERED_ALIAS = re.compile(
+    r"^(?P<alias>" + "|".join(sorted((a for c, names in _ALIASES.items() if c != "t" for a in names if len(a) > 1),
+                                     key=len, reverse=True)) + r")[ _]?(?P<dof>[0-9]+)$"
+)
+_NUMBERED_LETTER = re.compile(r"^(?P<alias>[a-z])(?P<dof>[0-9]+)$")
+_CHANNEL_WORDS = f"{CHANNEL_GRAMMAR}, or their long names (time, force, disp, vel, acc, ...)"
 _COLUMNS_EXAMPLE = "t=time,f=force,x=disp"
 _UNITS_EXAMPLE = "x=mm,f=kN"
 
@@ -31,11 +54,45 @@ _UNITS_EXAMPLE = "x=mm,f=kN"
 # --------------------------------------------------------------------------- specs
 
 
-def _canonical_channel(name: str) -> str | None:
+def _spec_channel(name: str) -> str | None:
+    """Channel named in a spec, spelt canonically (``x2``, ``f``; ``disp2`` -> ``x2``, ``X`` -> ``x``).
+
+    None when ``name`` is no channel; a DataValidationError for a channel
+    letter with a DOF number outside 1 to 99 (``x0``, ``f100``).
+    """
     key = name.strip()
-    if key in CHANNELS:
+    try:
+        parse_channel(key)
         return key
-    return _CHANNEL_BY_ALIAS.get(key.lower())
+    except DataValidationError:
+        pass
+    low = key.lower()
+    if low in _CHANNEL_BY_ALIAS:
+        return _CHANNEL_BY_ALIAS[low]
+    numbered = _NUMBERED_LETTER.match(low)
+    if numbered is None:
+        numbered = _NUMBERED_ALIAS.match(low)
+    if numbered is None or numbered.group("alias") not in _CHANNEL_BY_ALIAS:
+        return None
+    channel = _CHANNEL_BY_ALIAS[numbered.group("alias")] + numbered.group("dof")
+    parse_channel(channel)  # raises for a DOF number outside 1 to 99
+    return channel
+
+
+def _header_key(column: str) -> ChannelKey | None:
+    """Channel a column is taken for without a mapping (see the module notes), or None."""
+    name = _header_unit(column)[0].strip()
+    low = name.lower()
+    if low in _CHANNEL_BY_ALIAS:
+        return parse_channel(_CHANNEL_BY_ALIAS[low])
+    numbered = _NUMBERED_ALIAS.match(low)
+    if _NUMBERED_LETTER.match(name) is None and numbered is None:
+        return None
+    channel = name if numbered is None else _CHANNEL_BY_ALIAS[numbered.group("alias")] + numbered.group("dof")
+    try:
+        return parse_channel(channel)
+    except DataValidationError:
+        return None
 
 
 def _parse_spec(spec: str, what: str, example: str) -> dict[str, str]:
@@ -57,18 +114,25 @@ def _parse_spec(spec: str, what: str, example: str) -> dict[str, str]:
 
 def _normalise_pairs(pairs: Iterable[tuple[Any, Any]], what: str, example: str) -> dict[str, str]:
     out: dict[str, str] = {}
+    seen: dict[ChannelKey, str] = {}
     for key, value in pairs:
         fragment = f"{str(key).strip()}={str(value).strip()}"
-        channel = _canonical_channel(str(key))
+        try:
+            channel = _spec_channel(str(key))
+        except DataValidationError as exc:
+            raise DataValidationError(f"{exc} (in {what} spec fragment `{fragment}`)") from None
         if channel is None:
             raise DataValidationError(
                 f"unknown channel `{str(key).strip()}` in {what} spec fragment `{fragment}`;"
-                f" channels are {', '.join(CHANNELS)}"
+                f" channels are {_CHANNEL_WORDS}"
             )
         if value is None or not str(value).strip():
             raise DataValidationError(f"empty value in {what} spec fragment `{fragment}`; e.g. `{example}`")
-        if channel in out:
-            raise DataValidationError(f"channel `{channel}` is given twice in {what} spec (at `{fragment}`)")
+        parsed = parse_channel(channel)
+        if parsed in seen:
+            same = "" if seen[parsed] == channel else f"; `{seen[parsed]}` and `{channel}` name the same channel"
+            raise DataValidationError(f"channel `{channel}` is given twice in {what} spec (at `{fragment}`{same})")
+        seen[parsed] = channel
         out[channel] = str(value).strip()
     return out
 
@@ -80,19 +144,24 @@ def parse_columns_spec(spec: str) -> dict[str, str]:
     ----------
     spec : str
         Comma-separated ``CHANNEL=COLUMN`` pairs. Channels are ``t, f, x, v,
-        a`` or their long names (``time``, ``force``, ``disp``, ...). Empty
-        fragments (a trailing comma) are ignored.
+        a``, the last four optionally with a DOF number 1 to 99 (``f1``,
+        ``x2``), or their long names (``time``, ``force``, ``disp2``, ...).
+        ``x`` and ``x1`` are the same channel. Empty fragments (a trailing
+        comma) are ignored.
 
     Returns
     -------
     dict of str to str
-        File column name per channel.
+        File column name per channel, the channel spelt as given (a long
+        name as its letter: ``disp2`` -> ``x2``).
 
     Raises
     ------
     DataValidationError
-        A fragment without ``=``, an unknown channel, an empty column name, a
-        channel given twice or one column mapped to two channels.
+        A fragment without ``=``, an unknown channel (``y3``), a DOF number
+        outside 1 to 99 (``x0``, ``f100``), an empty column name, a channel
+        given twice (also as ``x`` and ``x1``) or one column mapped to two
+        channels.
     """
     return _checked_columns(_parse_spec(spec, "columns", _COLUMNS_EXAMPLE))
 
@@ -121,8 +190,10 @@ def parse_units_spec(spec: str) -> dict[str, str]:
     Parameters
     ----------
     spec : str
-        Comma-separated ``CHANNEL=UNIT`` pairs; a unit is a name (see
-        :data:`UNIT_FACTORS`) or a positive number, the factor to SI.
+        Comma-separated ``CHANNEL=UNIT`` pairs, channels as for
+        :func:`parse_columns_spec` (``x2=mm``); a unit is a name (see
+        :data:`UNIT_FACTORS`) of the quantity of the channel's letter or a
+        positive number, the factor to SI.
 
     Returns
     -------
@@ -151,46 +222,55 @@ def _map_columns(
     required: tuple[str, ...] = REQUIRED,
     not_by_name: Collection[str] = (),
 ) -> dict[str, str]:
+    """File column per channel, channels named as the record will name them, in canonical order.
+
+    ``columns`` maps channels (spelt as :func:`parse_columns_spec` returns
+    them) to columns; other channels are found by header name. ``required``
+    names single-DOF channels that must be found; with several DOFs the
+    displacement of every DOF is required too.
+    """
     available = [str(c) for c in df.columns]
-    mapping: dict[str, str] = {}
+    mapping: dict[ChannelKey, str] = {}
     for channel, column in columns.items():
+        key = parse_channel(channel)
         if column in available:
-            mapping[channel] = column
+            mapping[key] = column
             continue
         loose = [c for c in available if c.strip().lower() == column.strip().lower()]
         if len(loose) == 1:
-            mapping[channel] = loose[0]
+            mapping[key] = loose[0]
             continue
         raise DataValidationError(
             f"column `{column}` (mapped to `{channel}`) is not in {fname}; available columns: {_fmt_columns(available)}"
         )
     used = set(mapping.values())
-    for channel in CHANNELS:
-        if channel in mapping:
-            continue
-        hits = [
-            c
-            for c in available
-            if c not in used
-            and c not in not_by_name
-            and _CHANNEL_BY_ALIAS.get(_header_unit(c)[0].strip().lower()) == channel
-        ]
+    by_name: dict[ChannelKey, list[str]] = {}
+    for c in available:
+        found = None if c in used or c in not_by_name else _header_key(c)
+        if found is not None and found not in mapping:
+            by_name.setdefault(found, []).append(c)
+    n_dof = max((k.dof for k in [*mapping, *by_name]), default=1)
+    for key in sorted_keys(by_name):
+        hits = by_name[key]
         if len(hits) > 1:
+            name = channel_name(key, n_dof)
             raise DataValidationError(
-                f"{fname} has several columns that could be `{channel}` ({CHANNEL_LABELS[channel]}):"
-                f" {_fmt_columns(hits)}; choose one with --columns {channel}=NAME"
+                f"{fname} has several columns that could be `{name}` ({CHANNEL_LABELS[key.quantity]}):"
+                f" {_fmt_columns(hits)}; choose one with --columns {name}=NAME"
             )
-        if hits:
-            mapping[channel] = hits[0]
-    for channel in required:
-        if channel not in mapping:
-            hint = " (or give the sampling rate with --fs when the file has no time column)" if channel == "t" else ""
+        mapping[key] = hits[0]
+    needed = [parse_channel(c) for c in required] + [ChannelKey("x", k) for k in range(2, n_dof + 1)]
+    for key in sorted_keys(needed):
+        if key not in mapping:
+            name = channel_name(key, n_dof)
+            hint = " (or give the sampling rate with --fs when the file has no time column)" if name == "t" else ""
+            dofs = f" (the record has {n_dof} DOFs and needs the displacement of each)" if key.dof > 1 else ""
             raise DataValidationError(
-                f"no `{channel}` ({CHANNEL_LABELS[channel]}) column in {fname}; available columns:"
-                f" {_fmt_columns(available)}; name a column `{channel}` or map one with --columns {channel}=NAME"
+                f"no `{name}` ({CHANNEL_LABELS[key.quantity]}) column in {fname}{dofs}; available columns:"
+                f" {_fmt_columns(available)}; name a column `{name}` or map one with --columns {name}=NAME"
                 + hint
             )
-    return {c: mapping[c] for c in CHANNELS if c in mapping}
+    return {channel_name(k, n_dof): mapping[k] for k in sorted_keys(mapping)}
 
 
 def _columns_arg(value: Mapping[str, str] | str | None) -> dict[str, str]:

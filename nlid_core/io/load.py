@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..errors import DataValidationError
 from ..limits import Limits
-from ..record import REQUIRED, SI_UNITS, Record, from_arrays
+from ..channels import parse_channel
+from ..record import REQUIRED, SI_UNITS, Record, from_channels
 from ._table import FloatArray, StrPath, _existing_file, _limits_arg, _one_line, _one_line_error, _Table, _unique
 from .columns import _columns_arg, _map_columns, _units_arg
 from .readers import _read
@@ -121,6 +122,7 @@ def load_record(
     fs: float | None = None,
     rows: tuple[int, int | None] | str | None = None,
     limits: Limits | None = None,
+    input_only: bool = False,
 ) -> Record:
     """Load, map, scale and validate one record from a file.
 
@@ -129,12 +131,17 @@ def load_record(
     path : str or path-like
         A file :func:`read_table` can read.
     columns : mapping or str or None
-        File column per channel (``{"f": "force_N"}`` or ``"f=force_N"``).
-        Unmapped channels are found by name: ``t, f, x, v, a`` (any case)
-        or ``time, force, disp/displacement, vel/velocity, acc/acceleration``,
-        optionally followed by a bracketed unit (``x [mm]``).
+        File column per channel (``{"f": "force_N"}`` or ``"f=force_N"``;
+        ``"t=time,f1=F,x1=X1,x2=X2"`` for two DOFs, channel names as in
+        :mod:`nlid_core.channels`). Unmapped channels are found by name:
+        ``t, f, x, v, a`` (any case) or ``time, force, disp/displacement,
+        vel/velocity, acc/acceleration``, those but ``t`` also with a DOF
+        number (``disp2``; ``x2`` in lower case), optionally followed by a
+        bracketed unit (``x [mm]``). With a DOF number 2 or more among the
+        channels the record has several DOFs, and a bare name (``f``) is
+        DOF 1.
     units : mapping or str or None
-        Unit per channel (``{"x": "mm"}`` or ``"x=mm"``); see
+        Unit per channel (``{"x": "mm"}`` or ``"x=mm,x2=mm"``); see
         :func:`unit_factor`. A channel without one takes the unit in its
         column header if any, else SI.
     name : str or None
@@ -151,13 +158,17 @@ def load_record(
     limits : Limits or None
         Bounds on what the file may declare and hold (see
         :func:`read_table`); ``Limits.from_env()`` when None.
+    input_only : bool
+        Only ``t`` (or ``fs``) and ``f`` are required (an input to simulate): without a displacement
+        column, ``x`` is a placeholder of zeros listed in ``derived`` and in the warnings.
 
     Returns
     -------
     Record
         Channels in SI units (or the kept unknown unit), ``source`` the path,
         ``meta`` holding ``columns`` (channel -> file column) and
-        ``file_units`` (channel -> unit as given).
+        ``file_units`` (channel -> unit as given), channels named as the
+        record names them (``x`` with one DOF, ``x1`` with several).
 
     Raises
     ------
@@ -167,7 +178,7 @@ def load_record(
         the file or the column and the 0-based data row, or the limit.
     """
     try:
-        return _load_record(path, columns, units, name, resample, fs, rows, _limits_arg(limits))
+        return _load_record(path, columns, units, name, resample, fs, rows, _limits_arg(limits), input_only)
     except DataValidationError as exc:
         raise _one_line_error(exc) from None
 
@@ -181,6 +192,7 @@ def _load_record(
     fs_given: float | None,
     rows: tuple[int, int | None] | str | None,
     limits: Limits,
+    input_only: bool = False,
 ) -> Record:
     p = _existing_file(path)
     column_map = _columns_arg(columns)
@@ -188,7 +200,8 @@ def _load_record(
     fs = _fs_arg(fs_given)
     row_slice = _rows_arg(rows)
     table = _read(p, limits)
-    required = tuple(c for c in REQUIRED if not (c == "t" and fs is not None and "t" not in column_map))
+    base = ("t", "f") if input_only else REQUIRED
+    required = tuple(c for c in base if not (c == "t" and fs is not None and "t" not in column_map))
     try:
         mapping = _map_columns(table.df, column_map, p.name, required, table.index_columns)
     except DataValidationError as exc:
@@ -213,55 +226,59 @@ def _load_record(
     unit_strings: dict[str, str] = {}
     file_units: dict[str, str] = {}
     notes: list[str] = list(table.notes)
+    unit_by_key = {parse_channel(c): u for c, u in unit_map.items()}
     for channel, column in mapping.items():
+        quantity = parse_channel(channel).quantity
         values = _numeric(table.df[column], channel, column, table)
         header_unit = _header_unit(column)[1]
-        unit = unit_map.get(channel)
+        unit = unit_by_key.get(parse_channel(channel))
         if unit is None and header_unit is not None:
             try:
                 unit_factor(channel, header_unit)
             except DataValidationError as exc:
                 raise DataValidationError(f"column `{column}` in {p.name}: {exc}") from None
             unit = header_unit
-            if unit != SI_UNITS[channel]:
+            if unit != SI_UNITS[quantity]:
                 notes.append(f"unit `{unit}` of `{channel}` taken from column header `{column}`")
         elif unit is not None and header_unit is not None and header_unit != unit:
             notes.append(f"unit `{unit}` given for `{channel}` overrides `{header_unit}` in column header `{column}`")
         if unit is None:
-            unit_strings[channel] = SI_UNITS[channel]
+            unit_strings[channel] = SI_UNITS[quantity]
         else:
             file_units[channel] = unit
             factor = unit_factor(channel, unit)
             if factor is None:
                 unit_strings[channel] = unit
                 notes.append(
-                    f"unit `{unit}` of `{channel}` is not a known {CHANNEL_QUANTITY[channel]} unit;"
+                    f"unit `{unit}` of `{channel}` is not a known {CHANNEL_QUANTITY[quantity]} unit;"
                     " values are kept unscaled"
                 )
             else:
                 if factor != 1.0:
                     values = values * factor
-                unit_strings[channel] = SI_UNITS[channel]
+                unit_strings[channel] = SI_UNITS[quantity]
         arrays[channel] = values
     if "t" not in arrays:
         assert fs is not None  # "t" is required unless fs is given
-        arrays["t"] = (first_row + np.arange(len(table.df), dtype=np.float64)) / fs
+        arrays = {"t": (first_row + np.arange(len(table.df), dtype=np.float64)) / fs, **arrays}
         unit_strings["t"] = "s"
         notes.append(f"time built from the sampling rate {fs:g} Hz")
     if first_row:
         notes.append(f"data rows {first_row}:{first_row + len(table.df)} of the file")
-    return from_arrays(
-        arrays["t"],
-        arrays["f"],
-        arrays["x"],
-        arrays.get("v"),
-        arrays.get("a"),
+    placeholder: tuple[str, ...] = ()
+    if input_only and not any(parse_channel(c) == parse_channel("x") for c in arrays):
+        arrays["x"] = np.zeros(len(table.df))
+        placeholder = ("x",)
+        notes.append("no displacement column: `x` is a placeholder of zeros (input only)")
+    return from_channels(
+        arrays,
         name=name if name is not None else p.stem,
         units=unit_strings,
         source=str(path),
         warnings=tuple(notes),
         meta={"columns": dict(mapping), "file_units": file_units},
         resample=resample,
+        derived=placeholder,
     )
 
 

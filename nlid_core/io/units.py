@@ -1,4 +1,4 @@
-"""Physical quantities of the channels and unit conversion to SI."""
+"""Physical quantities of the channels and unit conversion to SI (the letter of a channel name decides its quantity)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import math
 import re
 from collections.abc import Mapping
 
-
+from ..channels import parse_channel
 from ..errors import DataValidationError
-from ..record import CHANNEL_LABELS, CHANNELS, SI_UNITS
+from ..record import CHANNEL_LABELS, SI_UNITS
 
 __all__ = ["CHANNEL_QUANTITY", "UNIT_FACTORS", "unit_factor"]
 
-#: Physical quantity measured by each channel.
+#: Physical quantity measured by each channel letter (``x2`` is a length like ``x``).
 CHANNEL_QUANTITY: Mapping[str, str] = {
     "t": "time",
     "f": "force",
@@ -55,7 +55,8 @@ def unit_factor(channel: str, unit: str) -> float | None:
     Parameters
     ----------
     channel : str
-        One of ``t, f, x, v, a``.
+        A channel name: ``t``, or ``f, x, v, a`` with an optional DOF
+        number (``x2``); the letter gives the quantity.
     unit : str
         A unit name of the channel's quantity (``"mm"`` for ``x``), or a plain
         positive number.
@@ -74,12 +75,11 @@ def unit_factor(channel: str, unit: str) -> float | None:
         positive and finite, an empty unit, or a known unit with wrong
         capitalisation (``"KN"``).
     """
-    if channel not in CHANNELS:
-        raise DataValidationError(f"unknown channel `{channel}`; channels are {', '.join(CHANNELS)}")
+    letter = parse_channel(channel).quantity
     u = str(unit).strip()
     if not u:
         raise DataValidationError(f"empty unit for `{channel}`")
-    quantity = CHANNEL_QUANTITY[channel]
+    quantity = CHANNEL_QUANTITY[letter]
     table = UNIT_FACTORS[quantity]
     if u in table:
         return table[u]
@@ -94,8 +94,8 @@ def unit_factor(channel: str, unit: str) -> float | None:
     for other, other_table in UNIT_FACTORS.items():
         if other != quantity and u in other_table:
             raise DataValidationError(
-                f"unit `{u}` given for `{channel}` ({CHANNEL_LABELS[channel]}) is a {other} unit;"
-                f" {quantity} units are {', '.join(table)} (or a number, the factor to {SI_UNITS[channel]})"
+                f"unit `{u}` given for `{channel}` ({CHANNEL_LABELS[letter]}) is a {other} unit;"
+                f" {quantity} units are {', '.join(table)} (or a number, the factor to {SI_UNITS[letter]})"
             )
     near = sorted(name for name in table if name.lower() == u.lower())
     if near:
@@ -107,7 +107,7 @@ def unit_factor(channel: str, unit: str) -> float | None:
         near = sorted(name for name in other_table if name.lower() == u.lower())
         if near:
             raise DataValidationError(
-                f"unit `{u}` given for `{channel}` ({CHANNEL_LABELS[channel]}) looks like the {other} unit"
+                f"unit `{u}` given for `{channel}` ({CHANNEL_LABELS[letter]}) looks like the {other} unit"
                 f" `{near[0]}`; {quantity} units are {', '.join(table)} (units are case-sensitive)"
             )
     return None

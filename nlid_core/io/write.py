@@ -23,7 +23,9 @@ def write_record(record: Record, path: StrPath) -> Path:
     Parameters
     ----------
     record : Record
-        Record to write; columns ``t, f, x`` and ``v``, ``a`` when present.
+        Record to write; one column per channel, named as the record names
+        it (``t, f, x`` and ``v``, ``a`` when present; ``t, f1, x1, x2, ...``
+        with several DOFs, which read back by name).
     path : str or path-like
         Destination ending in ``.csv`` (floats written at full precision, so
         they read back bit-identical) or ``.parquet``.
@@ -52,7 +54,7 @@ def write_record(record: Record, path: StrPath) -> Path:
             f"cannot write `{p.name}`: unsupported extension `{p.suffix or '(none)'}`;"
             f" supported: {', '.join(_WRITE_EXTENSIONS)}"
         )
-    df = pd.DataFrame({c: np.asarray(getattr(record, c), dtype=np.float64) for c in record.channels})
+    df = pd.DataFrame({c: np.asarray(record.channel(c), dtype=np.float64) for c in record.channels})
     if ext == ".csv":
         # pandas writes float64 as the shortest repr, which reads back bit-identical.
         df.to_csv(p, index=False, lineterminator="\n")

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..channels import ChannelKey, channel_name
 from ..errors import DataValidationError
 from ..record import MAX_ABS_VALUE, Record
 from ._args import FloatArray, _as_signal, _reject_window
@@ -45,17 +46,20 @@ def _derive_one(
 def derive_missing(
     rec: Record, *, method: str | Callable[..., Any] = "savgol", window: int | None = None
 ) -> Record:
-    """Derive velocity and acceleration where the record lacks them.
+    """Derive velocity and acceleration where the record lacks them, at every DOF.
 
     Velocity is the first derivative of ``x``. Acceleration is the first
     derivative of ``v`` when ``v`` was measured, and otherwise the second
     derivative of ``x`` directly (never the derivative of a derived
     velocity, which would smooth twice). Measured channels are untouched.
+    With several DOFs the same is done for each: ``v2`` from ``x2``, ``a2``
+    from a measured ``v2`` or else from ``x2``.
 
     Parameters
     ----------
     rec : Record
-        Record with at least ``t``, ``f`` and ``x``.
+        Record with at least ``t``, ``f`` and ``x`` (the displacement of
+        every DOF).
     method : str or callable
         Differentiator, see :func:`differentiate`.
     window : int or None, samples
@@ -68,50 +72,59 @@ def derive_missing(
         ``rec`` itself if nothing is missing; otherwise a copy with the new
         channels listed in ``derived``, one ``warnings`` note per channel
         saying how it was obtained, and units derived from those of ``x``
-        (and ``v``).
+        (and ``v``) of the same DOF.
+
+    Raises
+    ------
+    DataValidationError
+        A derived channel beyond the magnitude limit of any channel
+        (usually a wrong displacement or time unit).
     """
-    need_v = rec.v is None
-    need_a = rec.a is None
-    if not (need_v or need_a):
+    n_dof = rec.n_dof
+    todo = [dof for dof in range(1, n_dof + 1)
+            if not (rec.has(_name("v", dof, n_dof)) and rec.has(_name("a", dof, n_dof)))]
+    if not todo:
         return rec
     name, fn = _resolve_method(method)
     dt = rec.dt
-    changes: dict[str, Any] = {}
-    added: list[str] = []
+    changes: dict[str, FloatArray] = {}
     notes: list[str] = []
     units = dict(rec.units)
-    ux, ut, uv = rec.unit("x"), rec.unit("t"), rec.unit("v")
-    if need_v:
-        v, how = _derive_one(name, fn, rec.x, dt, 1, window)
-        changes["v"] = v
-        added.append("v")
-        notes.append(f"v derived from x by {how}")
-        units["v"] = f"{ux}/{ut}"
-    if need_a:
-        v_measured = rec.v is not None and "v" not in rec.derived
-        if v_measured:
-            a, how = _derive_one(name, fn, rec.channel("v"), dt, 1, window)
-            notes.append(f"a derived from v by {how}")
-            units["a"] = f"{uv}^2" if uv.endswith(f"/{ut}") else f"{uv}/{ut}"
-        else:
-            a, how = _derive_one(name, fn, rec.x, dt, 2, window)
-            notes.append(f"a derived from x by {how}")
-            units["a"] = f"{ux}/{ut}^2"
-        changes["a"] = a
-        added.append("a")
-    for c in added:
-        peak = float(np.max(np.abs(changes[c])))
+    ut = rec.unit("t")
+    for dof in todo:
+        xc, vc, ac = (_name(q, dof, n_dof) for q in ("x", "v", "a"))
+        ux, uv = rec.unit(xc), rec.unit(vc)
+        if not rec.has(vc):
+            changes[vc], how = _derive_one(name, fn, rec.channel(xc), dt, 1, window)
+            notes.append(f"{vc} derived from {xc} by {how}")
+            units[vc] = f"{ux}/{ut}"
+        if not rec.has(ac):
+            if rec.has(vc) and not rec.is_derived(vc):
+                changes[ac], how = _derive_one(name, fn, rec.channel(vc), dt, 1, window)
+                notes.append(f"{ac} derived from {vc} by {how}")
+                units[ac] = f"{uv}^2" if uv.endswith(f"/{ut}") else f"{uv}/{ut}"
+            else:
+                changes[ac], how = _derive_one(name, fn, rec.channel(xc), dt, 2, window)
+                notes.append(f"{ac} derived from {xc} by {how}")
+                units[ac] = f"{ux}/{ut}^2"
+    for c, values in changes.items():
+        peak = float(np.max(np.abs(values)))
         if not peak <= MAX_ABS_VALUE:
-            label = "velocity" if c == "v" else "acceleration"
+            label = "velocity" if c.startswith("v") else "acceleration"
+            xc = "x" + c[1:]
             raise DataValidationError(
                 f"the {label} `{c}` derived from the record `{rec.name}` reaches {peak:.3g} {units[c]}, beyond the"
-                f" limit {MAX_ABS_VALUE:g} of any channel (displacement up to {float(np.max(np.abs(rec.x))):.3g}"
-                f" {ux} sampled every {dt:.3g} {ut}): check the displacement and time units"
+                f" limit {MAX_ABS_VALUE:g} of any channel (displacement up to"
+                f" {float(np.max(np.abs(rec.channel(xc)))):.3g} {rec.unit(xc)} sampled every {dt:.3g} {ut}):"
+                " check the displacement and time units"
             )
-    return rec.replace(
-        **changes,
+    return rec.with_channels(
+        changes,
         units=units,
-        derived=tuple(rec.derived) + tuple(added),
+        derived=tuple(rec.derived) + tuple(changes),
         warnings=tuple(rec.warnings) + tuple(notes),
     )
 
+
+def _name(quantity: str, dof: int, n_dof: int) -> str:
+    return channel_name(ChannelKey(quantity, dof), n_dof)

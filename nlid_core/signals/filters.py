@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike
 from scipy import signal as sp_signal
 
 from .._checks import check_int as _check_int
-from ..errors import ModelSpecError
+from ..channels import parse_channel
+from ..errors import DataValidationError, ModelSpecError
 from ..record import Record
 from ._args import FloatArray, _as_signal, _check_dt
 
@@ -85,8 +86,9 @@ def filter_record(
     f_cut_hz : float, Hz
         Cut-off, strictly between 0 and the Nyquist frequency.
     channels : iterable of str
-        Channels among ``f``, ``x``, ``v``, ``a`` to filter; those the
-        record lacks are skipped.
+        Channels to filter: a letter ``f``, ``x``, ``v``, ``a`` selects that
+        quantity at every DOF, a name with a DOF number (``x2``) one
+        channel; those the record lacks are skipped.
     order : int
         Butterworth order of one pass.
 
@@ -97,19 +99,32 @@ def filter_record(
         itself if none of the channels is present).
     """
     names = (channels,) if isinstance(channels, str) else tuple(channels)
-    unknown = [c for c in names if c not in _FILTER_CHANNELS]
-    if unknown:
-        raise ModelSpecError(
-            f"`channels` names {', '.join(repr(c) for c in unknown)}, which cannot be filtered;"
-            f" valid channels are {', '.join(_FILTER_CHANNELS)}"
-        )
-    present = [c for c in _FILTER_CHANNELS if c in names and getattr(rec, c) is not None]
+    selected: list[str] = []
+    for c in names:
+        try:
+            key = parse_channel(c)
+        except DataValidationError:
+            key = None
+        if key is None or key.quantity == "t":
+            raise ModelSpecError(
+                f"`channels` names {c!r}, which cannot be filtered; valid channels are"
+                f" {', '.join(_FILTER_CHANNELS)} (every DOF) or one of them with a DOF number (x2)"
+            )
+        selected.append(c)
+    present = [c for c in rec.channels if c != "t" and any(_selects(s, c) for s in selected)]
     if not present:
         return rec
     dt = rec.dt
-    new = {c: lowpass(getattr(rec, c), dt, f_cut_hz, order=order) for c in present}
+    new = {c: lowpass(rec.channel(c), dt, f_cut_hz, order=order) for c in present}
     note = (
         f"low-pass filtered {', '.join(present)} at {float(f_cut_hz):.6g} Hz"
         f" (zero-phase Butterworth, order {int(order)}, forward and backward)"
     )
-    return rec.replace(**new, warnings=tuple(rec.warnings) + (note,))
+    return rec.with_channels(new, warnings=tuple(rec.warnings) + (note,))
+
+
+def _selects(selector: str, channel: str) -> bool:
+    """Whether ``selector`` (a letter: that quantity at every DOF; or a channel name) selects ``channel``."""
+    if selector in _FILTER_CHANNELS:
+        return parse_channel(channel).quantity == selector
+    return parse_channel(selector) == parse_channel(channel)
