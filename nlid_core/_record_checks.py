@@ -8,7 +8,8 @@ its number of DOFs. Each check raises
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,9 +17,6 @@ from numpy.typing import ArrayLike, NDArray
 from .channels import CHANNEL_LABELS, ChannelKey, channel_name, parse_channel, sorted_keys
 from ._checks import check_positive
 from .errors import DataValidationError
-
-if TYPE_CHECKING:
-    from .record import Record
 
 __all__ = [
     "MIN_SAMPLES",
@@ -36,6 +34,28 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+
+
+class Record(Protocol):
+    """What the checks read of a :class:`nlid_core.record.Record`."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def t(self) -> FloatArray: ...
+    @property
+    def f(self) -> FloatArray: ...
+    @property
+    def x(self) -> FloatArray: ...
+    @property
+    def v(self) -> FloatArray | None: ...
+    @property
+    def a(self) -> FloatArray | None: ...
+    @property
+    def extra_channels(self) -> Mapping[str, FloatArray]: ...
+    @property
+    def derived(self) -> tuple[str, ...]: ...
+    def unit(self, name: str) -> str: ...
 
 #: Fewest samples a record may have (an identification needs many more).
 MIN_SAMPLES = 20
