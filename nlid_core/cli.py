@@ -163,6 +163,8 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from ._cli_model import add_model_options
+    from ._cli_simulate import add_simulate_parser
     from .estimate import INITIAL_STATES, METHODS
     from .examples import EXAMPLES
     from .models import DEFAULT_TERMS, TERMS
@@ -189,8 +191,10 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--sample-step", type=_count, default=1, help="use every k-th sample in the residual")
     ident.add_argument("--force-threshold", type=_nonnegative, default=0.0,
                        help="equation error: drop samples with |f| below this fraction of max|f|")
-    ident.add_argument("--v-eps", type=_positive, default=1e-3, help="velocity scale of the Coulomb term fc (m/s)")
-    ident.add_argument("--gap", type=_nonnegative, default=0.0, help="dead-zone half-width of the kg term (m)")
+    ident.add_argument("--v-eps", type=_positive,
+                       help="velocity scale of the Coulomb term fc (m/s, default 1e-3; the start value of v_eps)")
+    ident.add_argument("--gap", type=_nonnegative, help="dead-zone half-width of the kg term (m, default 0; value of gap)")
+    add_model_options(ident)
     ident.add_argument("--resample", action="store_true", help="resample irregularly sampled records to a uniform grid")
     ident.add_argument("--fs", type=_rate,
                        help=f"sampling rate (Hz) for files without a time column ({FS_RANGE_HZ[0]:g} to"
@@ -243,7 +247,11 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="also search amplitudes x1/3, x2/3, x1 and bands up to f1/2, f1, 1.5 f1 for the best test")
     des.add_argument("--json", metavar="OUT", help="write the prediction(s) as JSON")
 
-    sub.add_parser("terms", help="list the model terms with their units")
+    terms = sub.add_parser("terms", help="list the model terms: force, parameters (unit, default bounds and"
+                                         " value, fixed or not), internal states")
+    terms.add_argument("--json", action="store_true", help="print the table as JSON")
+
+    add_simulate_parser(sub, ident)
     return p
 
 
@@ -266,9 +274,10 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 
 def _identify(args: argparse.Namespace) -> int:
+    from ._cli_model import build_model, build_parameters, parameter_setup, parse_bounds, parse_names, parse_values
     from .estimate import FitOptions, WarningTally, identify
     from .guard import load_record_guarded, load_records_guarded
-    from .models import ModelSettings, TermModel
+    from .models import ModelSettings
     from .report import format_report, result_to_dict
     from .validation import validate
 
@@ -276,6 +285,13 @@ def _identify(args: argparse.Namespace) -> int:
     # exhausts its limits ends only the worker and gives a one-line DataValidationError.
     # Anything warned on the way (an overflow outside identify) goes into the report's warnings, never onto
     # stderr; identify and validate count their own floating-point problems.
+    start, fix = parse_values(args.start, "--start"), parse_values(args.fix, "--fix")
+    bounds, free = parse_bounds(args.bounds), parse_names(args.free, "--free")
+    for option, name, value in (("--v-eps", "v_eps", args.v_eps), ("--gap", "gap", args.gap)):
+        if value is not None and (name in start or name in fix):
+            raise NlidError(f"`{option}` and `--start`/`--fix {name}=...` both set `{name}`; give one")
+    settings = ModelSettings(**{k: v for k, v in (("v_eps", args.v_eps), ("gap", args.gap)) if v is not None})
+    model = build_model(args.terms, args.custom, settings)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         records = load_records_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
@@ -284,7 +300,8 @@ def _identify(args: argparse.Namespace) -> int:
             from .signals import filter_record
 
             records = tuple(filter_record(r, args.lowpass) for r in records)
-        model = TermModel(args.terms, ModelSettings(v_eps=args.v_eps, gap=args.gap))
+        params = build_parameters(model, force_unit=records[0].unit("f"), x_unit=records[0].unit("x"), start=start,
+                                  fix=fix, bounds=bounds, free=free)
         options = FitOptions(
             method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
             input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
@@ -295,7 +312,7 @@ def _identify(args: argparse.Namespace) -> int:
                                 rows=args.validate_rows)
             for v in args.validate
         ]
-        fit = identify(records, model, options=options)
+        fit = identify(records, model, params=params, options=options)
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
@@ -313,7 +330,8 @@ def _identify(args: argparse.Namespace) -> int:
     if args.json:
         out = Path(args.json)
         try:
-            out.write_text(json.dumps(result_to_dict(fit, validations), indent=2, allow_nan=False))
+            doc = {**result_to_dict(fit, validations), "parameter_setup": parameter_setup(params)}
+            out.write_text(json.dumps(doc, indent=2, allow_nan=False))
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
     return 0 if fit.success else 1
@@ -414,11 +432,36 @@ def _design(args: argparse.Namespace) -> int:
     return 0 if pred.success else 1
 
 
-def _terms(_: argparse.Namespace) -> int:
-    from .models import TERMS
+def _terms(args: argparse.Namespace) -> int:
+    from ._cli_model import format_terms, terms_document
 
-    for t in TERMS.values():
-        print(f"{t.name:3s} {t.expr:18s} [{t.unit()}]  {t.description}")
+    if args.json:
+        print(json.dumps(terms_document(), indent=2, allow_nan=False, ensure_ascii=False))
+    else:
+        _print_report(format_terms())
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ._cli_model import build_model, parse_values
+    from ._cli_simulate import run_simulation, simulation_parameters, write_run
+    from .guard import load_record_guarded
+
+    model = build_model(args.terms, args.custom)
+    model.require_simulable()
+    values, initial = parse_values(args.params, "--params"), parse_values(args.initial_state, "--initial-state")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nothing but the error line goes to stderr
+        rec = load_record_guarded(args.input, columns=args.columns, units=args.units, resample=args.resample,
+                                  fs=args.fs, rows=args.rows, input_only=True)
+        params = simulation_parameters(model, values, force_unit=rec.unit("f"), x_unit=rec.unit("x"))
+        run = run_simulation(model, rec, params, initial, input_hold=args.input_hold, method=args.method)
+    if not run.success:
+        _error(f"error: simulation failed: {run.message}")
+        return 1
+    write_run(run, args.out)
+    if not args.quiet:
+        _print_report(f"wrote {args.out}: {rec.n} rows, columns {', '.join(run.columns)}; {run.method}")
     return 0
 
 
@@ -437,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                       "design": _design}[args.command]
+                       "design": _design, "simulate": _simulate}[args.command]
             status = handler(args)
         del caught
         return status
