@@ -48,7 +48,8 @@ class ExampleSpec:
     Attributes
     ----------
     terms : mapping
-        True coefficient per term (SI).
+        True coefficient per term (SI); the other parameters of a term (settings such as ``v_eps``)
+        come from ``settings``.
     amplitude_n : float
         Chirp amplitude (N).
     f0_hz, f1_hz : float
@@ -128,7 +129,8 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
         raise ModelSpecError(f"true coefficients must be finite; got {bad_terms}")
     model = TermModel(tuple(spec.terms), spec.settings)
     model.require_simulable()
-    theta = np.array([spec.terms[n] for n in model.terms], dtype=np.float64)
+    # every parameter, settings such as v_eps included (from ``spec.settings``); true values as given
+    theta = np.array([float(spec.terms.get(p.name, p.value)) for p in model.default_parameters()], dtype=np.float64)
     n = int(spec.duration_s * spec.fs_hz)
     t = np.linspace(0.0, spec.duration_s, n)
     force = chirp_force(spec.amplitude_n, spec.f0_hz, spec.f1_hz, spec.duration_s)
@@ -138,8 +140,8 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
 
     def rhs(tau: float, y: FloatArray) -> list[float]:
         xa, va = y[0:1], y[1:2]
-        mass = float(model.regressors(xa, va, one)[0][inertia] @ theta[inertia])
-        g = float(model.regressors(xa, va, zero)[0][~inertia] @ theta[~inertia])
+        mass = float(model.regressors(xa, va, one, theta)[0][inertia] @ theta[inertia])
+        g = float(model.regressors(xa, va, zero, theta)[0][~inertia] @ theta[~inertia])
         return [float(y[1]), (float(force(np.array(tau))) - g) / mass]
 
     sol = solve_ivp(rhs, (0.0, spec.duration_s), list(spec.x0), method="DOP853", t_eval=t, rtol=1e-11,
@@ -148,8 +150,8 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
         raise SimulationError(f"the example system diverges under this excitation: {sol.message}")
     x, v = sol.y
     f = force(t)
-    mass = model.regressors(x, v, np.ones(n))[:, inertia] @ theta[inertia]
-    a = (f - model.regressors(x, v, np.zeros(n))[:, ~inertia] @ theta[~inertia]) / mass
+    mass = model.regressors(x, v, np.ones(n), theta)[:, inertia] @ theta[inertia]
+    a = (f - model.regressors(x, v, np.zeros(n), theta)[:, ~inertia] @ theta[~inertia]) / mass
     rng = np.random.default_rng(spec.seed)
     clean = {"x": x, "v": v, "a": a, "f": f}
     noisy = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -32,6 +33,7 @@ from nlid_core.nonlinearity import (
 )
 from nlid_core.record import from_arrays
 from nlid_core.simulate import simulate
+from nlid_core.terms import evidence_terms
 
 TINY_NOISE = {"x": 1e-7, "v": 1e-6, "a": 1e-5}
 LINEAR = {"m0": 2.0, "c1": 4.0, "k1": 800.0}
@@ -261,12 +263,13 @@ def test_restoring_force_needs_acceleration(seed):
 def test_linear_fit_check_compares_terms(seed):
     chk = linear_fit_check(seed)
     assert isinstance(chk, LinearCheck)
-    assert [r.label for r in chk.rows] == ["linear", "linear + k3", "linear + c2", "linear + k2"]
+    assert [r.label for r in chk.rows] == ["linear", *(f"linear + {t}" for t in evidence_terms())]
+    assert {"k3", "c2", "k2"} <= set(evidence_terms())
     assert chk.candidate("k3").nrmse < 0.3 * chk.linear.nrmse
     assert chk.improvement("k3") > 0.7
     assert chk.candidate("k3").values["k3"] == pytest.approx(2e4, rel=0.1)
     rows = chk.to_rows()
-    assert rows[1]["model"] == "linear + k3" and "force_nrmse" in rows[1]
+    assert rows[1]["model"] == f"linear + {evidence_terms()[0]}" and "force_nrmse" in rows[1]
     with pytest.raises(ModelSpecError, match="candidates"):
         linear_fit_check(seed, candidates=("k1",))
     with pytest.raises(ModelSpecError, match="candidates"):
@@ -398,3 +401,48 @@ def test_spectrum_peak_is_the_strongest_bin_above_zero():
     assert spec.peak_hz("f") == 2.0  # the 0 Hz bin does not count
     assert spec.peak_hz("x") is None
     assert Spectrum(freq_hz=np.zeros(1), psd={"f": np.ones(1)}, units={"f": "N"}).peak_hz() is None
+
+
+def test_the_baseline_roles_come_from_the_registry():
+    from nlid_core.nonlinearity import DEFAULT_CANDIDATES, MASS_TERMS
+    from nlid_core.nonlinearity.baseline import (
+        baseline_parameter,
+        cubic_stiffness,
+        evidence_stiffness_terms,
+        mass_term,
+    )
+    from nlid_core.terms import baseline_terms, get_term
+
+    assert [baseline_parameter(r) for r in ("mass", "damping", "stiffness")] == list(baseline_terms())
+    assert get_term(mass_term()).inertial and cubic_stiffness() == "k3"
+    assert evidence_stiffness_terms() == ("k2", "k3")
+    assert DEFAULT_CANDIDATES == evidence_terms() and set(baseline_terms()) < set(MASS_TERMS)
+    with pytest.raises(ModelSpecError, match="role"):
+        baseline_parameter("spring")
+
+
+def test_friction_example_uses_its_velocity_scale():
+    from nlid_core.examples import EXAMPLES
+
+    spec = EXAMPLES["friction"]
+    rec = generate(dataclasses.replace(spec, duration_s=2.0), name="friction")
+    model = TermModel(tuple(spec.terms), spec.settings)
+    theta = model.default_parameters(spec.terms).values
+    assert "v_eps" in model.param_names and theta[model.param_names.index("v_eps")] == spec.settings.v_eps
+    # the record satisfies the model with the example's v_eps (equation residual at noise level)
+    clean = generate(dataclasses.replace(spec, duration_s=2.0, noise={}, measured=("x", "v", "a")), name="clean")
+    res = clean.f - model.force(theta, clean.x, clean.v, clean.a)
+    assert np.max(np.abs(res)) < 1e-6 * np.max(np.abs(clean.f))
+    assert rec.n == clean.n
+
+
+def test_model_restoring_surface_counts_settings_as_parameters():
+    from nlid_core.nonlinearity import RestoringSurface, model_restoring_surface
+
+    surf = RestoringSurface(x_centers=np.array([0.0, 1.0]), v_centers=np.array([-1.0, 1.0]),
+                            force=np.zeros((2, 2)), count=np.zeros((2, 2), dtype=np.int64), units={})
+    model = TermModel("m0,c1,fc,k1")
+    theta = model.default_parameters({"m0": 1.0, "c1": 0.5, "fc": 2.0, "k1": 10.0}).values
+    grid = model_restoring_surface(surf, model, theta)
+    x, v = np.meshgrid(surf.x_centers, surf.v_centers)
+    np.testing.assert_allclose(grid, 0.5 * v + 2.0 * np.tanh(v / model.settings.v_eps) + 10.0 * x)

@@ -48,7 +48,8 @@ Modules
     (harmonic distortion along a sweep), ``restoring`` (restoring force and its (x, ẋ) surface),
     ``comparison`` (equation-error fits of the linear model and one added term), ``levels``
     (equivalent linear parameters across levels), ``intermodulation`` (two-tone products),
-    ``verdict`` (plain-language findings) and ``thresholds`` (defaults and decision thresholds).
+    ``verdict`` (plain-language findings), ``baseline`` (the linear baseline's parameters by role,
+    read from the term registry) and ``thresholds`` (defaults and decision thresholds).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Equation-error comparison: does one nonlinear term explain much more of the force than ``m0,c1,k1``?
+"""Equation-error comparison: does one nonlinear term explain much more of the force than the linear baseline?
 
 :func:`linear_fit_check` fits the linear model and the same plus one nonlinear term each, by
 equation error, and compares their force residuals (NRMSE).
@@ -31,9 +31,9 @@ class ModelCheck:
     nrmse : float
         RMS force residual divided by the standard deviation of the force (0.02 = 2 %).
     values : mapping
-        Fitted coefficient per term.
+        Fitted value per parameter.
     units : mapping
-        Unit per term.
+        Unit per parameter.
     """
 
     label: str
@@ -51,7 +51,7 @@ class LinearCheck:
     ----------
     record : str
     linear : ModelCheck
-        ``m0,c1,k1``.
+        The linear baseline (``terms.baseline_terms()``).
     candidates : tuple of ModelCheck
         The linear model plus one term each.
     """
@@ -71,7 +71,7 @@ class LinearCheck:
         Parameters
         ----------
         term : str
-            Added term, e.g. ``"k3"``.
+            Added term, one of the candidates.
 
         Returns
         -------
@@ -126,7 +126,8 @@ def linear_fit_check(rec: Record, *, candidates: Sequence[str] = DEFAULT_CANDIDA
     rec : Record
         Missing ``v``, ``a`` are derived (Savitzky–Golay defaults) once for all fits.
     candidates : sequence of str
-        Nonlinear terms tried one at a time on top of ``m0,c1,k1`` (default ``k3``, ``c2`` and ``k2``).
+        Nonlinear terms tried one at a time on top of the linear baseline (default: the registry's
+        evidence terms, ``terms.evidence_terms()``).
 
     Returns
     -------
@@ -143,7 +144,7 @@ def linear_fit_check(rec: Record, *, candidates: Sequence[str] = DEFAULT_CANDIDA
         raise ModelSpecError(f"`candidates`: {exc}") from None
     bad = [t for t in terms if t in _LINEAR_TERMS]
     if bad:
-        raise ModelSpecError(f"`candidates` must be terms beyond m0, c1, k1, got {bad}")
+        raise ModelSpecError(f"`candidates` must be terms beyond {', '.join(_LINEAR_TERMS)}, got {bad}")
     rd = _with_va(rec)
     linear = _check_for(rd, _LINEAR_TERMS, "linear")
     rows = tuple(_check_for(rd, (*_LINEAR_TERMS, t), f"linear + {t}") for t in terms)

@@ -17,7 +17,9 @@ from ..errors import DataValidationError
 from ..estimate import FitOptions, equation_error
 from ..models import TermModel
 from ..record import Record
+from ..terms.registry import baseline_terms
 from ._args import _check_record, _with_va
+from .baseline import baseline_parameter
 from .thresholds import LEVEL_DRIFT
 
 __all__ = ["EquivalentLinear", "equivalent_linear", "level_drift_summary"]
@@ -25,7 +27,7 @@ __all__ = ["EquivalentLinear", "equivalent_linear", "level_drift_summary"]
 
 @dataclass(frozen=True, kw_only=True)
 class EquivalentLinear:
-    """The linear model m0·ẍ + c1·ẋ + k1·x = f fitted (equation error) to one record.
+    """The linear baseline m0·ẍ + c1·ẋ + k1·x = f fitted (equation error) to one record.
 
     For a linear system these numbers do not depend on the excitation level; a
     nonlinear one shows them drifting (a hardening spring raises k1 and the
@@ -37,7 +39,7 @@ class EquivalentLinear:
     x_rms : float
         Displacement rms (the level), unit of x.
     m0, c1, k1 : float
-        Equivalent linear coefficients.
+        Equivalent linear coefficients: the baseline's mass, damping and stiffness parameters.
     f_n_hz : float
         sqrt(k1/m0)/(2π), NaN when k1/m0 <= 0.
     zeta : float
@@ -76,15 +78,16 @@ def equivalent_linear(records: Sequence[Record]) -> tuple[EquivalentLinear, ...]
     """
     if not records:
         raise DataValidationError("`records` is empty")
-    model = TermModel("m0,c1,k1")
+    model = TermModel(baseline_terms())
+    roles = tuple(baseline_parameter(r) for r in ("mass", "damping", "stiffness"))
     out = []
     for rec in records:
         rec = _check_record(rec, "records")
         full = _with_va(rec)
         params = model.default_parameters(force_unit=rec.unit("f"), x_unit=rec.unit("x")).update(
-            "k1", lower=-math.inf)
+            roles[2], lower=-math.inf)
         fit = equation_error(full, model, params, FitOptions(method="equation-error"))
-        m0, c1, k1 = (fit.values[n] for n in ("m0", "c1", "k1"))
+        m0, c1, k1 = (fit.values[n] for n in roles)
         ok = m0 > 0 and k1 > 0
         out.append(EquivalentLinear(
             record=rec.name, x_rms=float(np.sqrt(np.mean((rec.x - rec.x.mean()) ** 2))), m0=m0, c1=c1, k1=k1,

@@ -23,6 +23,7 @@ from ..estimate import equation_error
 from ..models import TermModel
 from ..record import CHANNEL_LABELS, Record
 from ._args import FloatArray, _check_record
+from .baseline import baseline_parameter, mass_term
 from .thresholds import _LINEAR_TERMS, MASS_TERMS
 
 __all__ = [
@@ -120,15 +121,15 @@ def restoring_force(
     rec : Record
         Needs ``v`` and ``a`` (measured or derived, e.g. by ``signals.derive_missing``).
     mass : float or None
-        Mass (force unit · s² / displacement unit). Default: ``m0`` of an equation-error fit of
-        the terms ``mass_terms``.
+        Mass (force unit · s² / displacement unit). Default: the mass parameter of the linear
+        baseline (``m0``) from an equation-error fit of the terms ``mass_terms``.
     mass_terms : str or sequence of str
-        Terms of the fit that estimates the mass when ``mass`` is None; must contain ``m0``. The
-        default ``MASS_TERMS`` adds the common nonlinear terms to the linear ``m0,c1,k1``: on a
-        nonlinear record the purely linear fit biases the mass (for the ``seed`` example it gives
-        0.41 kg instead of 2 kg, which hides the cubic stiffness in the plot); pass ``"m0,c1,k1"``
-        for the linear fit. If that fit finds no positive mass, the linear fit is tried, and
-        failing that the mass is 0 (``mass_source`` says so).
+        Terms of the fit that estimates the mass when ``mass`` is None; must contain the baseline's
+        mass term. The default ``MASS_TERMS`` adds the evidence terms to the linear baseline
+        (``m0,c1,k1``): on a nonlinear record the purely linear fit biases the mass (for the
+        ``seed`` example it gives 0.41 kg instead of 2 kg, which hides the cubic stiffness in the
+        plot); pass the baseline terms for the linear fit. If that fit finds no positive mass, the
+        linear fit is tried, and failing that the mass is 0 (``mass_source`` says so).
 
     Returns
     -------
@@ -148,24 +149,25 @@ def restoring_force(
                 f"restoring force needs `{c}` ({CHANNEL_LABELS[c]}); record `{rec.name}` has none:"
                 " derive it first (signals.derive_missing)"
             )
-    units = TermModel("m0").units(rec.unit("f"), rec.unit("x"))
+    name, term = baseline_parameter("mass"), mass_term()
+    unit = TermModel(_LINEAR_TERMS).units(rec.unit("f"), rec.unit("x"))[name]
     if mass is None:
         try:
             model = TermModel(mass_terms)
         except ModelSpecError as exc:
             raise ModelSpecError(f"`mass_terms`: {exc}") from None
-        if "m0" not in model.terms:
-            raise ModelSpecError(f"`mass_terms` must contain m0, got {', '.join(model.terms)}")
-        m = float(equation_error(rec, model).values["m0"])
-        source = f"m0 of an equation-error fit ({', '.join(model.terms)})"
+        if term not in model.terms:
+            raise ModelSpecError(f"`mass_terms` must contain {term}, got {', '.join(model.terms)}")
+        m = float(equation_error(rec, model).values[name])
+        source = f"{name} of an equation-error fit ({', '.join(model.terms)})"
         if not (math.isfinite(m) and m > 0) and model.terms != _LINEAR_TERMS:
-            m = float(equation_error(rec, TermModel(_LINEAR_TERMS)).values["m0"])
-            source = "m0 of a linear equation-error fit (m0, c1, k1)"
+            m = float(equation_error(rec, TermModel(_LINEAR_TERMS)).values[name])
+            source = f"{name} of a linear equation-error fit ({', '.join(_LINEAR_TERMS)})"
         if not (math.isfinite(m) and m > 0):
             m = 0.0
-            source = "no positive mass fits the data (m0 = 0): the restoring force is the measured force"
+            source = f"no positive mass fits the data ({name} = 0): the restoring force is the measured force"
     else:
-        m = _check_positive("mass", mass, units["m0"])
+        m = _check_positive("mass", mass, unit)
         source = "given"
     force = rec.f - m * rec.channel("a")
     return RestoringForce(
@@ -175,7 +177,7 @@ def restoring_force(
         force=np.asarray(force, dtype=np.float64),
         mass=m,
         mass_source=source,
-        mass_unit=units["m0"],
+        mass_unit=unit,
         units={c: rec.unit(c) for c in ("t", "x", "v", "f")},
         record=rec.name,
     )
@@ -217,7 +219,8 @@ def model_restoring_surface(surface: RestoringSurface, model: TermModel, theta: 
     model : TermModel
         The model whose force terms are evaluated.
     theta : (p,) array_like
-        Parameter values in the model's term order (e.g. ``FitResult.parameters.values``).
+        Parameter values in the model's order, settings such as ``v_eps`` included
+        (e.g. ``FitResult.parameters.values``).
 
     Returns
     -------
@@ -227,14 +230,14 @@ def model_restoring_surface(surface: RestoringSurface, model: TermModel, theta: 
     Raises
     ------
     ModelSpecError
-        ``theta`` does not hold one value per term of ``model``.
+        ``theta`` does not hold one value per parameter of ``model``.
     """
     if not isinstance(surface, RestoringSurface):
         raise ModelSpecError(f"`surface` must be a RestoringSurface, got {type(surface).__name__}")
     values = np.asarray(theta, dtype=np.float64)
-    if values.shape != (len(model.terms),):
+    if values.shape != (model.n_params,):
         raise ModelSpecError(
-            f"`theta` must hold {len(model.terms)} values ({', '.join(model.terms)}), got shape {values.shape}"
+            f"`theta` must hold {model.n_params} values ({', '.join(model.param_names)}), got shape {values.shape}"
         )
     x_grid, v_grid = np.meshgrid(surface.x_centers, surface.v_centers)
     force = model.restoring_force(values, x_grid.ravel(), v_grid.ravel())

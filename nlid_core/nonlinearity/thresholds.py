@@ -7,6 +7,8 @@ so a number that decides a finding is stated once.
 
 from __future__ import annotations
 
+from ..terms.registry import baseline_terms, evidence_terms, parse_terms
+
 #: then 1 by construction); longer ones at least 8192 samples per segment and about 15 segments
 #: (50 % overlap) at most, which keeps the resolution fine for long records.
 DEFAULT_NPERSEG = 8192
@@ -57,11 +59,14 @@ IMPROVEMENT_RATIO = 0.3
 MIN_IMPROVEMENT = 0.005
 #: A linear model with a force NRMSE below this explains the record (nothing left to add).
 LINEAR_ENOUGH = 0.01
-#: Nonlinear terms tried one at a time on top of ``m0,c1,k1`` by :func:`linear_fit_check`.
-DEFAULT_CANDIDATES: tuple[str, ...] = ("k3", "c2", "k2")
-_LINEAR_TERMS: tuple[str, ...] = ("m0", "c1", "k1")
-#: Terms of the equation-error fit that estimates the mass for :func:`restoring_force`.
-MASS_TERMS: tuple[str, ...] = ("m0", "c1", "c2", "k1", "k2", "k3")
+#: Nonlinear terms tried one at a time on top of the linear baseline by :func:`linear_fit_check`
+#: (the registry's evidence terms).
+DEFAULT_CANDIDATES: tuple[str, ...] = evidence_terms()
+#: The linear baseline (the registry's baseline terms: mass, viscous damping, linear stiffness).
+_LINEAR_TERMS: tuple[str, ...] = baseline_terms()
+#: Terms of the equation-error fit that estimates the mass for :func:`restoring_force`: the
+#: baseline and the evidence terms.
+MASS_TERMS: tuple[str, ...] = parse_terms((*baseline_terms(), *evidence_terms()))
 #: Most harmonics analysed.
 MAX_HARMONICS = 20
 #: Fewest samples in a harmonic-analysis window.

@@ -12,7 +12,9 @@ import numpy as np
 
 from ..errors import ModelSpecError
 from ..record import Record
+from ..terms.registry import get_term
 from ._args import _check_record
+from .baseline import cubic_stiffness
 from .comparison import LinearCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .thresholds import _LINEAR_TERMS, FORCE_HARMONIC_DB, HARMONIC_DB, IMPROVEMENT_RATIO, LINEAR_ENOUGH, MIN_IMPROVEMENT
@@ -105,18 +107,20 @@ def _model_findings(chk: LinearCheck) -> list[str]:
         tried = ", ".join(next(t for t in c.terms if t not in _LINEAR_TERMS) for c in chk.candidates)
         best = min((c.nrmse for c in chk.candidates), default=lin)
         if lin < LINEAR_ENOUGH:
-            out.append(f"the linear model m0, c1, k1 explains the force to {_pct(lin)} (NRMSE)")
+            out.append(f"the linear model {', '.join(_LINEAR_TERMS)} explains the force to {_pct(lin)} (NRMSE)")
         elif tried:
             out.append(
                 f"adding {tried} changes the linear model's force error little ({_pct(lin)} -> {_pct(best)} at best)"
             )
+    cubic = cubic_stiffness()
     for term, c in helpful:
-        if term == "k3":
-            k3 = float(c.values["k3"])
-            kind = "hardening" if k3 > 0 else "softening"
+        if term == cubic:
+            name = get_term(term).param_names[0]
+            k = float(c.values[name])
+            kind = "hardening" if k > 0 else "softening"
             out.append(
-                f"force–displacement loop bends: {kind} spring (k3 = {k3:.3g} {c.units['k3']}"
-                f" {'>' if k3 > 0 else '<'} 0 in the linear + k3 fit)"
+                f"force–displacement loop bends: {kind} spring ({name} = {k:.3g} {c.units[name]}"
+                f" {'>' if k > 0 else '<'} 0 in the {c.label} fit)"
             )
     return out
 
@@ -139,8 +143,8 @@ def evidence_summary(
     tuple of str
         Findings on harmonics (threshold ``HARMONIC_DB``, held over ``SUSTAIN_WINDOWS`` windows; force
         distortion above ``FORCE_HARMONIC_DB``) and on the model comparison (a term counts when it
-        lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and ``MIN_IMPROVEMENT``; the sign of ``k3``
-        names a hardening or softening spring).
+        lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and ``MIN_IMPROVEMENT``; the sign of the cubic
+        stiffness names a hardening or softening spring).
     """
     rec = _check_record(rec)
     if harmonics is not None and not isinstance(harmonics, HarmonicAnalysis):

@@ -12,13 +12,16 @@ import numpy as np
 from ..estimate import FitOptions, FitResult, identify
 from ..models import TermModel, parse_terms
 from ..record import Record
+from ..terms.registry import baseline_terms, get_term, proposable_terms
 from ._common import _channel_scale, _model, _records
 
 __all__ = ["StructureVariant", "StructureCheck", "structure_check", "CANDIDATE_TERMS", "WEAK_BIC"]
 
 
-#: Candidate terms tried by :func:`structure_check` by default.
-CANDIDATE_TERMS: tuple[str, ...] = ("k3", "c2", "k2", "m1", "fc")
+#: Candidate terms tried by :func:`structure_check` by default (the registry's proposable terms).
+CANDIDATE_TERMS: tuple[str, ...] = proposable_terms()
+#: Terms never removed: the baseline's inertia (without it the model cannot be simulated).
+_KEPT_TERMS: tuple[str, ...] = tuple(n for n in baseline_terms() if get_term(n).inertial)
 #: |ΔBIC| below which the evidence for a structure decision is called weak.
 WEAK_BIC = 6.0
 
@@ -147,7 +150,7 @@ def _fit_variant(recs: Sequence[Record], model: TermModel, opts: FitOptions, bas
     if opts.method == "equation-error" or not base.success:
         return fresh
     fu, xu = recs[0].unit("f"), recs[0].unit("x")
-    start = model.default_parameters({n: v for n, v in base.values.items() if n in model.terms},
+    start = model.default_parameters({n: v for n, v in base.values.items() if n in model.param_names},
                                      force_unit=fu, x_unit=xu)
     nested = identify(recs, model, params=start, options=dataclasses.replace(opts, method="output-error"))
     if not nested.success or not math.isfinite(nested.cost):
@@ -171,7 +174,10 @@ def structure_check(
     (default bounds, ``options``) twice — from scratch, and by output error
     started from the base estimate (a removed term dropped, an added one at
     0) — and the lower cost is kept, so a variant is not judged by a poor
-    local optimum. ``m0`` is never removed (the model must stay simulable).
+    local optimum. The baseline's mass term (``m0``) is never removed, nor a
+    term without which the model has no inertia (it must stay simulable).
+    Every variant keeps the base model's settings and custom terms
+    (:meth:`TermModel.with_terms`).
     A term is recommended when removing it raises BIC, a candidate when
     adding it lowers BIC; |ΔBIC| below 6 is called weak evidence.
 
@@ -179,11 +185,12 @@ def structure_check(
     ----------
     records : Record or sequence of Record
     model_terms : TermModel, str or sequence of str
-        The base model.
+        The base model (a TermModel keeps its settings and custom terms).
     options : FitOptions or None
         Estimator options for every variant.
     add : sequence of str
-        Candidate terms (those already in the model are skipped).
+        Candidate library terms (those already in the model are skipped); default: the registry's
+        proposable terms.
     validation : Record or None
         A record not used for fitting; each variant's RMSE on it is reported.
 
@@ -195,18 +202,20 @@ def structure_check(
     base_model = _model(model_terms)
     opts = options or FitOptions()
     add_terms = [t for t in parse_terms(add) if t not in base_model.terms] if add else []
-    settings = base_model.settings
     base_fit = identify(recs, base_model, options=opts)
     base = _variant("base", "base", "", base_fit, recs, validation)
     variants: list[StructureVariant] = []
     for t in base_model.terms:
-        if t == "m0":
+        rest = tuple(x for x in base_model.terms if x != t)
+        if t in _KEPT_TERMS or not rest:
             continue
-        mdl = TermModel(tuple(x for x in base_model.terms if x != t), settings)
+        mdl = base_model.with_terms(rest)
+        if not mdl.can_simulate:
+            continue
         variants.append(_variant(f"without {t}", "remove", t, _fit_variant(recs, mdl, opts, base_fit), recs,
                                  validation))
     for t in add_terms:
-        mdl = TermModel((*base_model.terms, t), settings)
+        mdl = base_model.with_terms((*base_model.terms, t))
         variants.append(_variant(f"with {t}", "add", t, _fit_variant(recs, mdl, opts, base_fit), recs, validation))
     if not base.success:
         return StructureCheck(success=False, message=f"the base model could not be fitted: {base.message}", base=base,
