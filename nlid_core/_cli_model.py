@@ -22,7 +22,7 @@ from .models import ModelSettings, TermModel
 from .params import ParameterSet
 from .terms.base import TermDef
 
-__all__ = ["add_model_options", "terms_document", "format_terms", "parse_values", "parse_bounds", "parse_names", "build_model",
+__all__ = ["add_model_options", "model_settings", "terms_document", "format_terms", "parse_values", "parse_bounds", "parse_names", "build_model",
            "check_names", "build_parameters", "parameter_setup"]
 
 
@@ -212,6 +212,27 @@ def parse_names(spec: str | None, option: str) -> tuple[str, ...]:
     if dup:
         raise ModelSpecError(f"`{option}` gives {', '.join(dup)} twice")
     return tuple(names)
+
+
+def model_settings(v_eps: float | None, gap: float | None, values: Mapping[str, float]) -> ModelSettings:
+    """The settings of ``--v-eps`` and ``--gap`` (defaults where not given).
+
+    Parameters
+    ----------
+    v_eps, gap : float or None
+        The options' values.
+    values : mapping of str to float
+        ``--start`` and ``--fix`` values, which may not set the same parameters again.
+
+    Raises
+    ------
+    ModelSpecError
+        A setting given both ways, or an invalid one.
+    """
+    for option, name, value in (("--v-eps", "v_eps", v_eps), ("--gap", "gap", gap)):
+        if value is not None and name in values:
+            raise ModelSpecError(f"`{option}` and `--start`/`--fix {name}=...` both set `{name}`; give one")
+    return ModelSettings(**{k: v for k, v in (("v_eps", v_eps), ("gap", gap)) if v is not None})
 
 
 def build_model(terms: str, custom: Sequence[str] = (), settings: ModelSettings | None = None) -> TermModel:

@@ -1,9 +1,13 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
-Exit status: 0 success; 1 the identification ran but failed (diverged,
-did not converge: the report says why); 2 bad input or usage (one line on
-stderr, no traceback); 3 an internal error (one line; set ``NLID_DEBUG=1``
-for the traceback); 130 interrupted (Ctrl-C).
+Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`),
+``terms``, ``example``, ``excitation``, ``design``; model and parameter
+options in :mod:`nlid_core._cli_model`.
+
+Exit status: 0 success; 1 the identification or simulation ran but failed
+(diverged, did not converge: the report or the error line says why); 2 bad
+input or usage (one line on stderr, no traceback); 3 an internal error (one
+line; set ``NLID_DEBUG=1`` for the traceback); 130 interrupted (Ctrl-C).
 
 Whatever a file holds, an error is reported as one line of printable
 characters of at most ``MESSAGE_CHARS`` characters: terminal escape
@@ -274,10 +278,10 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    from ._cli_model import build_model, build_parameters, parameter_setup, parse_bounds, parse_names, parse_values
+    from ._cli_model import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
+                             parse_names, parse_values)
     from .estimate import FitOptions, WarningTally, identify
     from .guard import load_record_guarded, load_records_guarded
-    from .models import ModelSettings
     from .report import format_report, result_to_dict
     from .validation import validate
 
@@ -287,11 +291,7 @@ def _identify(args: argparse.Namespace) -> int:
     # stderr; identify and validate count their own floating-point problems.
     start, fix = parse_values(args.start, "--start"), parse_values(args.fix, "--fix")
     bounds, free = parse_bounds(args.bounds), parse_names(args.free, "--free")
-    for option, name, value in (("--v-eps", "v_eps", args.v_eps), ("--gap", "gap", args.gap)):
-        if value is not None and (name in start or name in fix):
-            raise NlidError(f"`{option}` and `--start`/`--fix {name}=...` both set `{name}`; give one")
-    settings = ModelSettings(**{k: v for k, v in (("v_eps", args.v_eps), ("gap", args.gap)) if v is not None})
-    model = build_model(args.terms, args.custom, settings)
+    model = build_model(args.terms, args.custom, model_settings(args.v_eps, args.gap, {**start, **fix}))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         records = load_records_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
