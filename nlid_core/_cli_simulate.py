@@ -6,7 +6,7 @@ See :data:`LAYOUT` for the file written.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from .params import ParameterSet
 from .record import Record
 
 __all__ = ["LAYOUT", "SHARED_OPTIONS", "SimulatedRun", "add_simulate_parser", "simulation_parameters",
-           "run_simulation", "write_run", "channel_names"]
+           "run_simulation", "write_run"]
 
 FloatArray = NDArray[np.float64]
 
@@ -202,13 +202,3 @@ def write_run(run: SimulatedRun, out: str) -> None:
     except OSError as exc:
         raise NlidError(f"cannot write `{out}`: {exc.strerror}") from None
 
-
-def channel_names(run: SimulatedRun) -> Sequence[str]:
-    """The channels of ``run``, without units.
-
-    Parameters
-    ----------
-    run : SimulatedRun
-        The columns.
-    """
-    return [h.rsplit(" [", 1)[0] for h in run.columns]
