@@ -16,7 +16,8 @@ from nlid_core.excitation import (
     stepped_sine,
 )
 from nlid_core.grids import design_search_grid, step_frequencies, step_levels
-from nlid_core.models import TERMS, TermModel
+from nlid_core.models import TermModel
+from nlid_core.terms import REGISTRY, baseline_terms
 from nlid_core.studies import compare_designs, monte_carlo_check, suggest_design
 
 st.title("Excitation design")
@@ -75,13 +76,15 @@ if source.startswith("identified") and run is not None:
     model = run.result.model
     values = run.result.values
 else:
-    terms = st.multiselect("Terms", list(TERMS), default=list(SEED_TRUTH), key=state.DESIGN_PRIOR_TERMS)
-    model = TermModel(terms or ["m0", "c1", "k1"])
-    table = st.data_editor(pd.DataFrame({"term": list(model.terms),
-                                         "value": [SEED_TRUTH.get(n, 1.0 if n == "m0" else 0.0) for n in model.terms]}),
-                           hide_index=True, disabled=["term"],
+    terms = st.multiselect("Terms", list(REGISTRY), default=list(SEED_TRUTH), key=state.DESIGN_PRIOR_TERMS,
+                           format_func=lambda n: f"{n}: {REGISTRY[n].expr}")
+    model = TermModel(terms or baseline_terms())
+    prior = model.default_parameters({n: v for n, v in SEED_TRUTH.items() if n in model.param_names})
+    table = st.data_editor(pd.DataFrame({"parameter": list(prior.names), "value": list(prior.values),
+                                         "unit": [p.unit for p in prior]}),
+                           hide_index=True, disabled=["parameter", "unit"],
                            key=state.key_for(state.DESIGN_PRIOR_VALUES, *model.terms))
-    values = dict(zip(table["term"], table["value"].astype(float)))
+    values = dict(zip(table["parameter"], table["value"].astype(float)))
 noise = st.number_input("Displacement noise standard deviation [m]", min_value=1e-9, value=4e-4, format="%.2g",
                         key=state.DESIGN_NOISE_SD)
 

@@ -6,6 +6,8 @@ from app_support import cache, state
 from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.examples import SEED_TRUTH
+from nlid_core.nonlinearity.baseline import evidence_stiffness_terms
+from nlid_core.terms import baseline_terms, parse_terms
 
 st.title("nlid: identify nonlinear mechanical systems from measured data")
 state.show_notice()
@@ -64,7 +66,8 @@ with right:
             except (NlidError, OSError) as exc:
                 st.error(f"Could not load Silverbox: {esc(exc)}")
             else:
-                state.set_config(state.default_config(("m0", "c1", "k1", "k2", "k3"), fit_records=(names[0],)))
+                duffing = parse_terms((*baseline_terms(), *evidence_stiffness_terms()))  # linear + nonlinear springs
+                state.set_config(state.default_config(duffing, fit_records=(names[0],)))
                 state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test part.")
                 st.switch_page("app_pages/model.py")
     else:

@@ -128,7 +128,7 @@ with tab_struct:
     if st.button("Refit with each term removed or added", key=state.IDENT_RUN_STRUCTURE):
         try:
             state.add_study((run.id, "structure", val_name), jobs.run(
-                "structure check", structure_check, (fit_recs, fit.model.terms, run.config.options),
+                "structure check", structure_check, (fit_recs, fit.model, run.config.options),
                 {"validation": None if val_name == "none" else recs[val_name]}, key=state.IDENT_STRUCTURE_JOB))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))

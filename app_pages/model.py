@@ -9,9 +9,11 @@ from app_support import state
 from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.estimate import INITIAL_STATES, METHODS, FitOptions, equation_error
-from nlid_core.models import TERMS, ModelSettings, TermModel
+from nlid_core.models import TermModel
 from nlid_core.params import Parameter, ParameterSet
 from nlid_core.simulate import INPUT_HOLDS
+from nlid_core.terms import REGISTRY
+from nlid_core.terms.expr import FUNCTIONS
 
 st.title("Model")
 state.show_notice()
@@ -20,38 +22,63 @@ cfg = state.ensure_config()
 
 fit_records = st.multiselect("Records to fit (jointly, one parameter set)", list(recs),
                              default=[n for n in cfg.fit_records if n in recs], key=state.MODEL_FIT_RECORDS)
-terms = st.multiselect("Model terms", list(TERMS), default=list(cfg.terms), key=state.MODEL_TERMS,
-                       format_func=lambda n: f"{n}: {TERMS[n].expr}")
+# typed terms: NAME=EXPR lines; a bad line keeps the previous ones (and so the previous model)
+custom_text = st.text_area(
+    "Custom terms (NAME=EXPR, one per line)", value="\n".join(f"{n}={e}" for n, e in cfg.custom),
+    key=state.MODEL_CUSTOM, placeholder="asym=ka*x*abs(x)",
+    help="A force in x, v (velocity), a (acceleration, linearly) and parameter names, e.g. asym=ka*x*abs(x);"
+         f" functions: {', '.join(FUNCTIONS)}. Each other name is a parameter.")
+try:
+    custom = state.parse_custom_text(custom_text)
+except NlidError as exc:
+    st.error(f"Custom terms: {esc(exc)}. The model keeps its previous terms.")
+    custom = cfg.custom
+defs = {**REGISTRY, **{t.name: t for t in state.custom_terms(custom)}}
+added = [n for n, _ in custom if n not in dict(cfg.custom)]
+if custom != cfg.custom:  # the choices change: typed terms join the model, removed ones leave it
+    state.reset_widget(state.MODEL_TERMS)
+terms = st.multiselect("Model terms", list(defs), default=[n for n in (*cfg.terms, *added) if n in defs],
+                       key=state.MODEL_TERMS, format_func=lambda n: f"{n}: {defs[n].expr}")
 if not fit_records or not terms:
     st.warning("Choose at least one record and one term.")
     st.stop()
 first = recs[fit_records[0]]
-model = TermModel(terms)
+try:
+    model = TermModel(terms, cfg.settings, custom=state.custom_terms(custom))
+except NlidError as exc:
+    st.error(f"Model: {esc(exc)}")
+    st.stop()
 st.markdown("**Equation:** `" + model.equation() + "`")
 
-# parameters: keep edited values of terms that stay, defaults for new ones
+# parameters (settings such as v_eps included, fixed by default): keep edited values of those that stay
 defaults = model.default_parameters(force_unit=first.unit("f"), x_unit=first.unit("x"))
 old = {p.name: p for p in cfg.params}
 rows = []
-for p in defaults:
+for p, term in zip(defaults, model.term_of_param, strict=True):
     q = old.get(p.name, p)
-    rows.append({"term": p.name, "force term": TERMS[p.name].expr, "unit": p.unit, "initial value": q.value,
-                 "lower": q.lower, "upper": q.upper, "fixed": not q.vary})
+    rows.append({"parameter": p.name, "term": term, "force term": defs[term].expr, "unit": p.unit,
+                 "description": p.description, "initial value": q.value, "lower": q.lower, "upper": q.upper,
+                 "fixed": not q.vary})
 st.caption("Initial values are the start of an output-error fit; two-stage and equation error start from a"
-           " linear solve and use only the bounds and the fixed values.")
+           " linear solve and use only the bounds and the fixed values. Settings (e.g. v_eps) are fixed"
+           " parameters: edit their value, or untick fixed to estimate them.")
+params_key = state.key_for(state.MODEL_PARAMS, *model.terms, *(e for n, e in custom if n in model.terms))
 edited = st.data_editor(
-    pd.DataFrame(rows), key=state.key_for(state.MODEL_PARAMS, *model.terms), hide_index=True,
-    disabled=["term", "force term", "unit"],
+    pd.DataFrame(rows), key=params_key, hide_index=True,
+    disabled=["parameter", "term", "force term", "unit", "description"],
     column_config={"initial value": st.column_config.NumberColumn(format="%.6g"),
                    "lower": st.column_config.NumberColumn(format="%.6g"),
                    "upper": st.column_config.NumberColumn(format="%.6g")},
 )
 try:
     params = ParameterSet(
-        Parameter(name=r["term"], value=float(r["initial value"]), lower=float(r["lower"]), upper=float(r["upper"]),
-                  vary=not bool(r["fixed"]), unit=r["unit"], description=TERMS[r["term"]].description)
+        Parameter(name=r["parameter"], value=float(r["initial value"]), lower=float(r["lower"]),
+                  upper=float(r["upper"]), vary=not bool(r["fixed"]), unit=r["unit"], description=r["description"])
         for r in edited.to_dict("records")
     )
+    # the settings' start values follow the table (their parameters)
+    settings = dataclasses.replace(
+        cfg.settings, **{k: params[k].value for k in cfg.settings.values() if k in params.names})
 except (NlidError, ValueError, TypeError) as exc:
     st.error(f"Parameter table: {esc(exc)}")
     st.stop()
@@ -70,21 +97,12 @@ init = c3.selectbox("Initial state", INITIAL_STATES, index=INITIAL_STATES.index(
                     key=state.MODEL_INITIAL_STATE, help="auto: at rest when the record starts at rest, else estimated")
 threshold = c1.slider("Equation error: drop samples with |f| below this fraction of max|f|", 0.0, 0.5,
                       float(cfg.options.force_threshold), 0.01, key=state.MODEL_FORCE_THRESHOLD)
-settings = cfg.settings
-if "fc" in terms or "kg" in terms:
-    s1, s2 = st.columns(2)
-    v_eps = s1.number_input(f"Coulomb velocity scale v_eps [{esc(first.unit('x'), 40)}/s]", min_value=1e-9,
-                            value=float(settings.v_eps), format="%.3g", key=state.MODEL_V_EPS,
-                            disabled="fc" not in terms)
-    gap = s2.number_input(f"Dead-zone half-width [{esc(first.unit('x'), 40)}]", min_value=0.0,
-                          value=float(settings.gap), format="%.3g", key=state.MODEL_GAP, disabled="kg" not in terms)
-    settings = ModelSettings(v_eps=v_eps, gap=gap)
 
 try:
     options = FitOptions(method=method, outputs=tuple(outputs) or ("x",), channel_weights=weights,
                          input_hold=hold, initial_state=init, force_threshold=threshold)
     new_cfg = state.ModelConfig(terms=model.terms, settings=settings, params=params, options=options,
-                                fit_records=tuple(fit_records))
+                                fit_records=tuple(fit_records), custom=custom)
 except NlidError as exc:
     st.error(esc(exc))
     st.stop()
@@ -93,13 +111,13 @@ state.set_config(new_cfg)
 if st.button("Automatic initial guess (equation error)", key=state.MODEL_AUTO_GUESS,
              help="Fills the initial values from a bounded linear fit of the equation error"):
     try:
-        ee = equation_error([recs[n] for n in fit_records], TermModel(model.terms, settings), params,
+        ee = equation_error([recs[n] for n in fit_records], new_cfg.model, params,
                             dataclasses.replace(options, method="equation-error"))
     except NlidError as exc:
         st.error(f"Equation error failed: {esc(exc)}")
     else:
         state.set_config(dataclasses.replace(new_cfg, params=ee.parameters))
-        state.reset_widget(state.key_for(state.MODEL_PARAMS, *model.terms))
+        state.reset_widget(params_key)
         state.notify("success", "Initial values set from the equation-error fit.")
         st.rerun()
 

@@ -10,7 +10,7 @@ from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
-from nlid_core.models import TERMS
+from nlid_core.terms import REGISTRY, baseline_terms
 from nlid_core.studies import chirp_design, predict_uncertainty
 from nlid_core.validation import validate
 
@@ -71,7 +71,7 @@ st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_loop")
 st.markdown("#### 5. A linear model first")
 if "linear" not in demo:
     try:
-        demo["linear"] = jobs.run("linear fit", identify, (rec, "m0,c1,k1"), key=state.TEACH_LINEAR_JOB,
+        demo["linear"] = jobs.run("linear fit", identify, (rec, baseline_terms()), key=state.TEACH_LINEAR_JOB,
                                   progress_arg="progress")
     except (NlidError, jobs.JobError) as exc:
         st.error(esc(exc))
@@ -82,8 +82,8 @@ if lin is not None and lin.success:
     st.plotly_chart(figures.fig_fit(lin.records[0], channel="x"), key="teach_linear")
 
 st.markdown("#### 6. Add terms, identify, and reveal the truth")
-terms = st.multiselect("Terms", list(TERMS), default=["m0", "c1", "k1"], key=state.TEACH_TERMS,
-                       format_func=lambda n: f"{n}: {TERMS[n].expr}")
+terms = st.multiselect("Terms", list(REGISTRY), default=list(baseline_terms()), key=state.TEACH_TERMS,
+                       format_func=lambda n: f"{n}: {REGISTRY[n].expr}")
 if st.button("Identify", key=state.TEACH_IDENTIFY) and terms:
     try:
         demo["fit"] = jobs.run("identification", identify, (rec, terms), key=state.TEACH_FIT_JOB,
@@ -100,4 +100,4 @@ if fit is not None:
                     f" **{val.metrics[0].fit_percent:.2f} %**.")
         st.plotly_chart(figures.fig_fit(val, channel="x"), key="teach_validation")
         if st.toggle("Reveal the true parameters", key=state.TEACH_REVEAL):
-            st.dataframe(tables.truth_table(truth, fit, list(TERMS)), hide_index=True, key="teach_truth")
+            st.dataframe(tables.truth_table(truth, fit), hide_index=True, key="teach_truth")

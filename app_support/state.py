@@ -35,6 +35,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import streamlit as st
@@ -45,6 +46,7 @@ from nlid_core.estimate import FitOptions, FitResult
 from nlid_core.models import DEFAULT_TERMS, ModelSettings, TermModel
 from nlid_core.params import ParameterSet
 from nlid_core.record import Record
+from nlid_core.terms import TermDef, parse_custom
 from nlid_core.validation import ValidationResult
 
 RECORDS = "nlid_records"  # dict[str, Record], in load order
@@ -104,19 +106,50 @@ class SessionLimitError(DataValidationError):
     """A session limit (records per session) would be exceeded; the message says which and how to go on."""
 
 
+#: A typed term as text: (name, force expression), e.g. ``("asym", "ka*x*abs(x)")``.
+CustomSpec = tuple[str, str]
+
+
+@lru_cache(maxsize=64)
+def _parse_lines(lines: tuple[str, ...]) -> tuple[TermDef, ...]:
+    return parse_custom(lines)
+
+
+def custom_terms(specs: tuple[CustomSpec, ...]) -> tuple[TermDef, ...]:
+    """The terms of ``(name, expression)`` pairs (parsed once per distinct set).
+
+    Raises ModelSpecError (from ``parse_custom``) on a bad name or expression.
+    """
+    return _parse_lines(tuple(f"{name}={expr}" for name, expr in specs))
+
+
+def parse_custom_text(text: str) -> tuple[CustomSpec, ...]:
+    """``NAME=EXPR`` lines (blank lines skipped) as checked ``(name, expression)`` pairs.
+
+    Raises ModelSpecError pointing at the bad line's name or expression.
+    """
+    terms = _parse_lines(tuple(ln.strip() for ln in str(text).splitlines() if ln.strip()))
+    return tuple((t.name, t.force) for t in terms)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelConfig:
-    """Everything the Identify page needs: model, parameters, estimator options, records to fit."""
+    """Everything the Identify page needs: model, parameters, estimator options, records to fit.
+
+    ``custom`` holds the typed terms as ``(name, expression)`` text pairs, so a configuration stays
+    picklable and comparable; :attr:`model` rebuilds them.
+    """
 
     terms: tuple[str, ...]
     settings: ModelSettings
     params: ParameterSet
     options: FitOptions
     fit_records: tuple[str, ...]
+    custom: tuple[CustomSpec, ...] = ()
 
     @property
     def model(self) -> TermModel:
-        return TermModel(self.terms, self.settings)
+        return TermModel(self.terms, self.settings, custom=custom_terms(self.custom))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,23 +225,25 @@ def set_config(cfg: ModelConfig) -> None:
     st.session_state[CONFIG] = cfg
 
 
-def default_config(terms: tuple[str, ...] = DEFAULT_TERMS, fit_records: tuple[str, ...] = ()) -> ModelConfig:
-    """A configuration for ``terms`` with default bounds, in the units of the first record to fit."""
+def default_config(terms: tuple[str, ...] = DEFAULT_TERMS, fit_records: tuple[str, ...] = (),
+                   custom: tuple[CustomSpec, ...] = ()) -> ModelConfig:
+    """A configuration for ``terms`` (library names and names of the typed terms ``custom``) with default
+    bounds, in the units of the first record to fit."""
     recs = records()
     first = recs.get(fit_records[0]) if fit_records else (next(iter(recs.values())) if recs else None)
-    model = TermModel(terms)
+    model = TermModel(terms, custom=custom_terms(custom))
     params = model.default_parameters(
         force_unit=first.unit("f") if first else "N", x_unit=first.unit("x") if first else "m"
     )
     return ModelConfig(terms=model.terms, settings=model.settings, params=params, options=FitOptions(),
-                       fit_records=fit_records or ((first.name,) if first else ()))
+                       fit_records=fit_records or ((first.name,) if first else ()), custom=custom)
 
 
 def ensure_config() -> ModelConfig:
     cfg = config()
     recs = records()
     if cfg is None or not all(n in recs for n in cfg.fit_records) or not cfg.fit_records:
-        cfg = default_config(cfg.terms if cfg else DEFAULT_TERMS)
+        cfg = default_config(cfg.terms, custom=cfg.custom) if cfg else default_config(DEFAULT_TERMS)
         set_config(cfg)
     return cfg
 
@@ -433,8 +468,7 @@ MODEL_OUTPUTS: Final = "outputs"
 MODEL_INPUT_HOLD: Final = "input_hold"
 MODEL_INITIAL_STATE: Final = "initial_state"
 MODEL_FORCE_THRESHOLD: Final = "force_threshold"
-MODEL_V_EPS: Final = "v_eps"
-MODEL_GAP: Final = "gap"
+MODEL_CUSTOM: Final = "custom_terms"
 MODEL_AUTO_GUESS: Final = "auto_guess"
 
 # Identify

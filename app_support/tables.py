@@ -18,6 +18,8 @@ import streamlit as st
 from nlid_core.estimate import FitResult
 from nlid_core.metrics import ChannelMetrics, relative_error
 from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
+from nlid_core.nonlinearity.baseline import baseline_parameter
+from nlid_core.terms import REGISTRY
 from nlid_core.validation import ValidationResult
 
 from .state import Run
@@ -105,8 +107,10 @@ def two_tone_table(lines: Sequence[IntermodulationLine]) -> pd.DataFrame:
 
 
 def equivalent_linear_table(levels: Sequence[EquivalentLinear]) -> pd.DataFrame:
-    return pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "m0": e.m0, "c1": e.c1, "k1": e.k1,
-                          "f_n [Hz]": e.f_n_hz, "zeta": e.zeta, "force NRMSE [%]": 100 * e.nrmse} for e in levels])
+    mass, damping, stiffness = (baseline_parameter(r) for r in ("mass", "damping", "stiffness"))
+    return pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, mass: e.m0, damping: e.c1,
+                          stiffness: e.k1, "f_n [Hz]": e.f_n_hz, "zeta": e.zeta, "force NRMSE [%]": 100 * e.nrmse}
+                         for e in levels])
 
 
 # --------------------------------------------------------------------------- excitation design
@@ -163,11 +167,15 @@ def structure_table(sc: Any) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- teaching and export
-def truth_table(truth: Mapping[str, float], fit: FitResult, order: Sequence[str]) -> pd.DataFrame:
-    """True against estimated parameters, in the order of ``order`` (terms of neither are left out)."""
+def truth_table(truth: Mapping[str, float], fit: FitResult) -> pd.DataFrame:
+    """True against estimated parameters, in the registry's order (typed terms' parameters last); a
+    parameter of neither is left out."""
+    library = [p for t in REGISTRY.values() for p in t.param_names]
+    names = sorted(set(truth) | set(fit.model.param_names),
+                   key=lambda n: (library.index(n), "") if n in library else (len(library), n))
     rows = []
-    for name in sorted(set(truth) | set(fit.model.terms), key=list(order).index):
-        est = fit.estimate(name) if name in fit.model.terms else None
+    for name in names:
+        est = fit.estimate(name) if name in fit.model.param_names else None
         rows.append({"term": name, "true": truth.get(name, 0.0), "estimate": est.value if est else None,
                      "± stderr": est.stderr if est else None,
                      "flags": ", ".join(est.flags) if est else "not in the model"})
