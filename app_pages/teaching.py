@@ -10,6 +10,7 @@ from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
+from nlid_core.models import TermModel
 from nlid_core.terms import REGISTRY, baseline_terms
 from nlid_core.studies import chirp_design, predict_uncertainty
 from nlid_core.validation import validate
@@ -29,6 +30,7 @@ st.markdown("#### 1. A system with a hidden answer")
 system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key=state.TEACH_SYSTEM)
 truth = SYSTEMS[system]["terms"]
 noise = SYSTEMS[system]["noise"]
+true_params = TermModel(tuple(truth)).default_parameters(truth)  # settings such as v_eps at their defaults
 
 st.markdown("#### 2. Design the test")
 c1, c2, c3 = st.columns(3)
@@ -38,7 +40,7 @@ duration = c3.slider("Duration [s]", 4.0, 30.0, 12.0, key=state.TEACH_DURATION)
 spec = ExampleSpec(terms=truth, amplitude_n=amp, f0_hz=band[0], f1_hz=band[1], duration_s=duration, fs_hz=500.0,
                    noise={"x": noise}, measured=("x",), seed=11)
 t, force = chirp_design(amp, band[0], band[1], duration, 500.0)
-pred = predict_uncertainty(list(truth), truth, t, force, noise_sd=noise)
+pred = predict_uncertainty(list(truth), true_params, t, force, noise_sd=noise)
 if pred.success:
     st.markdown("Predicted relative standard errors if the true model were fitted: "
                 + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in zip(pred.names, pred.rel_stderr)))
@@ -100,4 +102,4 @@ if fit is not None:
                     f" **{val.metrics[0].fit_percent:.2f} %**.")
         st.plotly_chart(figures.fig_fit(val, channel="x"), key="teach_validation")
         if st.toggle("Reveal the true parameters", key=state.TEACH_REVEAL):
-            st.dataframe(tables.truth_table(truth, fit), hide_index=True, key="teach_truth")
+            st.dataframe(tables.truth_table(dict(zip(true_params.names, true_params.values)), fit), hide_index=True, key="teach_truth")

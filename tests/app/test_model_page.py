@@ -52,3 +52,10 @@ def test_a_hostile_expression_is_refused_and_the_model_stays():
         assert at.error and "Custom terms" in at.error[0].value
         after = at.session_state[state.CONFIG]
         assert (after.terms, after.custom, after.params) == (before.terms, before.custom, before.params)
+
+
+def test_teaching_with_a_setting_parameter_in_the_true_system():
+    at = go(with_example(), "teaching")
+    at.selectbox(key=state.TEACH_SYSTEM).set_value("Coulomb friction").run()
+    assert not at.exception
+    assert any("Predicted relative standard errors" in m.value for m in at.markdown)
