@@ -188,8 +188,9 @@ class TermModel(Model):
         total = np.zeros(n)
         k = 0
         for t in self.specs:
-            if t.states:
-                raise ModelSpecError(f"term `{t.name}` has internal states; equation error cannot use it")
+            if t.states:  # their force needs the state's history: see state_force
+                k += t.n_params
+                continue
             prog = t.regressor_program
             ins = np.empty((n, 3 + t.n_params))
             ins[:, 0], ins[:, 1], ins[:, 2] = x, v, a
@@ -202,7 +203,8 @@ class TermModel(Model):
         return phi, total
 
     def regressors(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray | None = None) -> FloatArray:
-        """Regressor matrix Φ: column k is ∂F/∂θ_k for the linear parameters, zero for the others.
+        """Regressor matrix Φ: column k is ∂F/∂θ_k for the linear parameters, zero for the others
+        (and for every parameter of a state-carrying term).
 
         Parameters
         ----------
@@ -225,8 +227,27 @@ class TermModel(Model):
         return total - phi @ np.where(self.linear_mask, th, 0.0)
 
     def force(self, theta: FloatArray, x: FloatArray, v: FloatArray, a: FloatArray) -> FloatArray:
-        """Model force Σ F_j (in the force unit)."""
+        """Force Σ F_j of the memoryless terms (in the force unit); see :meth:`state_force` for the others."""
         return self._terms_eval(x, v, a, self._theta(theta))[1]
+
+    def state_force(self, theta: FloatArray, t: FloatArray, x: FloatArray, v: FloatArray) -> FloatArray:
+        """Force of the state-carrying terms along measured motion (their states integrated from the
+        measured x, ẋ; zeros without such terms).
+
+        Raises
+        ------
+        ModelSpecError
+            The states cannot be followed (the implicit step fails), naming the time.
+        """
+        from .dynamics.driven import driven_states
+
+        t = np.asarray(t, dtype=np.float64)
+        _, force, index = driven_states(self, t, np.asarray(x, dtype=np.float64), np.asarray(v, dtype=np.float64),
+                                        self._theta(theta))
+        if index < t.size:
+            raise ModelSpecError(f"the internal states of {self} cannot be followed along the record after"
+                                 f" t = {t[min(index, t.size - 1)]:.6g} s with these parameters")
+        return force
 
     def restoring_force(self, theta: FloatArray, x: FloatArray, v: FloatArray) -> FloatArray:
         """Force terms only (no inertia): f − m(x)·ẍ of the model."""

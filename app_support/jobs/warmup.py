@@ -10,7 +10,6 @@ from importlib import import_module
 from multiprocessing import forkserver
 
 from .settings import PRELOAD
-from .transport import _dispatch
 from .worker import _THREAD_ENV
 
 _LOG = logging.getLogger(__name__)
@@ -34,7 +33,6 @@ def _prepare_forkserver() -> None:
             import_module(module)
         from nlid_core.simulate import warm_up
 
-        _dispatch()
         warm_up()
     except Exception:  # a worker then imports and compiles on its own: slower, not wrong
         _LOG.warning("the job forkserver could not warm up", exc_info=True)

@@ -81,9 +81,20 @@ def equation_error(
     if opts.record_weights is not None and len(opts.record_weights) != len(recs):
         raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
     recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
+    if not params.free_mask.any():
+        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+    # equation error estimates the coefficients the force is linear in; the others (settings such as
+    # v_eps, parameters of state-carrying terms) are held at their values, their force subtracted
+    requested = params
+    held = [n for n, f, lin in zip(params.names, params.free_mask, model.linear_mask, strict=True) if f and not lin]
+    if held:
+        params = params.fix(*held)
     free = params.free_mask
     if not free.any():
-        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+        raise ModelSpecError(
+            f"equation error can only estimate coefficients that enter the force linearly; {', '.join(held)} do not:"
+            " use output error"
+        )
     _check_scales(model, params, recs_d, simulate=False)
     # Work in data of order one (see DataScaling): products such as x³ neither underflow for x ~ 1e-100 nor
     # overflow, and the solution is exactly that of the unscaled problem.
@@ -99,11 +110,12 @@ def equation_error(
             sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
         if sel.size == 0:
             raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
-        phi_all = scaling.regressors(r)
-        phis.append(phi_all)
+        phi_all = scaling.regressors(r, params.values)
+        extra = _held_force(model, params.values, r)
+        phis.append((phi_all, extra))
         phi = phi_all[sel]
         blocks.append(w * phi)
-        targets.append(w * (scaling.force(r.f[sel]) - phi @ theta_fixed))
+        targets.append(w * (scaling.force(r.f[sel] - extra[sel]) - phi @ theta_fixed))
     A = np.vstack(blocks)[:, free]
     b = np.concatenate(targets)
     if A.shape[0] <= A.shape[1]:
@@ -150,12 +162,15 @@ def equation_error(
     dof = max(n_data - A.shape[1], 1)
     active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
     warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
+    if held:
+        warns.append(f"equation error held {', '.join(held)} at their start values (not linear in the force)")
     ok = bool(sol.success) if hasattr(sol, "success") else True
     message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}"
     if not diagnostics:  # a start for another fit: parameters only
         estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
         return FitResult(
-            success=ok, message=message, method="equation-error", model=model, parameters=fitted,
+            success=ok, message=message, method="equation-error", model=model,
+            parameters=requested.with_values(fitted.values),
             estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
             cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
             stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
@@ -169,8 +184,8 @@ def equation_error(
     )
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     rfits, metrics = [], []
-    for r, phi_all in zip(recs_d, phis, strict=True):
-        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
+    for r, (phi_all, extra) in zip(recs_d, phis, strict=True):
+        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp) + extra
         rfits.append(
             RecordFit(
                 name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
@@ -184,7 +199,7 @@ def equation_error(
         message=message,
         method="equation-error",
         model=model,
-        parameters=fitted,
+        parameters=requested.with_values(fitted.values),
         estimates=estimates,
         uncertainty=unc,
         weak_directions=weak_directions_text(unc),
@@ -198,3 +213,14 @@ def equation_error(
         warnings=tuple(warns),
         options=opts,
     )
+
+
+def _held_force(model: TermModel, theta: FloatArray, r: Record) -> FloatArray:
+    """The force equation error does not regress: state-carrying terms (states driven by the measured
+    motion) and any part of a typed term not carried by its linear coefficients."""
+    extra = np.zeros(r.n)
+    if model.custom:
+        extra += model.offset_force(theta, r.x, r.v, r.a)  # type: ignore[arg-type]
+    if model.has_internal_states:
+        extra += model.state_force(theta, r.t, r.x, r.v)  # type: ignore[arg-type]
+    return extra

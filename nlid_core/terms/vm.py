@@ -63,7 +63,7 @@ def run_program(op, a, b, dst, start, stop, reg):  # type: ignore[no-untyped-def
         reg[dst[k]] = r
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def evaluate_program(op, a, b, dst, registers, outputs, inputs):  # type: ignore[no-untyped-def]
     """Run a whole program on a table of inputs.
 
