@@ -32,6 +32,7 @@ from .errors import ModelSpecError
 from .params import ParameterSet
 from .terms.base import TermDef
 from .terms.registry import DEFAULT_TERMS, REGISTRY, get_term, parse_terms
+from .terms.units import Dim
 
 __all__ = ["TERMS", "TermModel", "ModelSettings", "parse_terms", "DEFAULT_TERMS"]
 
@@ -134,6 +135,15 @@ class TermModel(Model):
             if t.name == term:
                 return t
         return get_term(term)
+
+    @cached_property
+    def mass_parameter(self) -> str | None:
+        """The linear inertia coefficient with the unit of a mass (``m0``), or None."""
+        for name, spec, lin, term in zip(self.param_names, self.param_specs, self.linear_mask, self.term_of_param,
+                                         strict=True):
+            if lin and self._def(term).inertial and spec.unit == Dim.of(f=1, x=-1, t=2):
+                return name
+        return None
 
     @cached_property
     def fast_codes(self) -> NDArray[np.int64] | None:

@@ -493,7 +493,9 @@ def simulate_reference(
 def warm_up() -> float:
     """Compile (or load from cache) the kernels; return the seconds it took."""
     start = time.perf_counter()
-    model = TermModel(("m0", "c1", "k1"))
+    from .terms.registry import baseline_terms
+
+    model = TermModel(baseline_terms())  # mass, viscous damping, linear stiffness
     t = np.linspace(0.0, 1.0, 32)
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=True, substeps=1)
     simulate(model, t, np.sin(t), [1.0, 0.1, 10.0], sensitivities=False, substeps=1)

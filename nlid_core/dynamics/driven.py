@@ -110,12 +110,13 @@ def driven_states(model: Model, t: FloatArray, x: FloatArray, v: FloatArray, the
     index : int
         ``n`` when complete, else the sample where Newton's method failed (values after it NaN).
     """
-    from ..terms.registry import get_term
+    from ..terms.registry import baseline_terms, get_term
 
+    unit_mass = next(get_term(n) for n in baseline_terms() if get_term(n).inertial)
     keep = [k for k, e in enumerate(model.elements) if e.term.states]
     if not keep:
         return np.zeros((t.size, 0)), np.zeros(t.size), int(t.size)
-    sub = Model([Element(get_term("m0"))] + [model.elements[k] for k in keep], n_dof=1)
+    sub = Model([Element(unit_mass)] + [model.elements[k] for k in keep], n_dof=1)
     idx = [model.param_names.index(n) if n in model.param_names else -1 for n in sub.param_names]
     th = np.array([1.0 if j < 0 else theta[j] for j in idx], dtype=np.float64)
     z0 = sub.steady_states(np.array([x[0]]), np.array([v[0]]), th)

@@ -24,8 +24,6 @@ from .tally import numerical_warnings
 
 __all__ = ["identify"]
 
-#: Nonlinear terms dropped for a second attempt when the equation-error start diverges.
-_NONLINEAR = ("m1", "c2", "fc", "k2", "k3", "kg")
 
 
 @with_single_blas_thread
@@ -129,7 +127,7 @@ def _identify(
         oe_s = final.timing["output_error_s"] + seg_s
         if not final.success and not user_start and final.nfev == 0:
             # the equation-error start diverges: retry from its linear part
-            lin = {n: 0.0 for n in start_params.names if n in _NONLINEAR and start_params[n].vary}
+            lin = {n: 0.0 for n in _nonlinear_coefficients(model) if n in start_params.names and start_params[n].vary}
             if lin:
                 retry_params = start_params.with_values(lin, clip=True)
                 retry = output_error(recs, model, retry_params, opts, progress=progress)
@@ -163,3 +161,12 @@ def _identify(
         options=opts,
     )
 
+
+def _nonlinear_coefficients(model: TermModel) -> tuple[str, ...]:
+    """Linear coefficients of the terms outside the linear baseline (mass, viscous damping, stiffness):
+    set to zero for a second attempt when the equation-error start diverges."""
+    from ..terms.registry import baseline_terms
+
+    base = set(baseline_terms())
+    return tuple(n for n, term, lin in zip(model.param_names, model.term_of_param, model.linear_mask, strict=True)
+                 if lin and term not in base)

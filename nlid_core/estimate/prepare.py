@@ -25,6 +25,11 @@ def _check_records(records: Sequence[Record] | Record) -> tuple[Record, ...]:
     for r in recs:
         if not isinstance(r, Record):
             raise DataValidationError(f"expected Record objects, got {type(r).__name__}")
+        if r.n_dof > 1:
+            raise DataValidationError(
+                f"record `{r.name}` has {r.n_dof} degrees of freedom ({', '.join(r.channels)}); the single-DOF"
+                " estimators need one (map one DOF's columns to t, f, x)"
+            )
     fu = {r.unit("f") for r in recs}
     xu = {r.unit("x") for r in recs}
     if len(fu) > 1 or len(xu) > 1:
@@ -212,11 +217,13 @@ MASS_FLOOR = 1e-12
 
 
 def positive_mass(params: ParameterSet, model: TermModel, records: Sequence[Record] | Record) -> ParameterSet:
-    """``params`` with ``m0`` moved off zero (a start at m0 = 0 cannot be simulated), relative to the data's units."""
-    if "m0" not in params.names or params["m0"].value > 0:
+    """``params`` with the mass (``m0``) moved off zero (a start at zero mass cannot be simulated), relative
+    to the data's units."""
+    mass = model.mass_parameter
+    if mass is None or mass not in params.names or params[mass].value > 0:
         return params
-    floor = MASS_FLOOR * coefficient_scales(model, records)["m0"]
-    return params.update("m0", value=min(floor, params["m0"].upper))
+    floor = MASS_FLOOR * coefficient_scales(model, records)[mass]
+    return params.update(mass, value=min(floor, params[mass].upper))
 
 
 def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record], *, simulate: bool) -> None:

@@ -147,9 +147,10 @@ def multistart(
             else:
                 val = centre[i] * math.exp(gen.uniform(math.log(START_FACTOR[0]), math.log(START_FACTOR[1])))
             starts[s, j] = min(max(val, lo[i]), hi[i])
-    if "m0" in names:  # a start exactly at m0 = 0 cannot be simulated
-        j = names.index("m0")
-        floor = MASS_FLOOR * coefficient_scales(mdl, recs)["m0"]
+    mass = mdl.mass_parameter
+    if mass is not None and mass in names:  # a start exactly at zero mass cannot be simulated
+        j = names.index(mass)
+        floor = MASS_FLOOR * coefficient_scales(mdl, recs)[mass]
         starts[:, j] = np.maximum(starts[:, j], min(floor, hi[fidx[j]]))
     if opts.substeps is None:
         nsub = 1
