@@ -187,29 +187,47 @@ class TermModel(Model):
             raise ModelSpecError(f"`theta` has {th.size} values; {self} has {self.n_params} parameters")
         return th
 
-    def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
-        from .terms.vm import evaluate_program
-
-        x = np.asarray(x, dtype=np.float64).reshape(-1)
-        v = np.asarray(v, dtype=np.float64).reshape(-1)
-        a = np.asarray(a, dtype=np.float64).reshape(-1)
-        n = x.size
-        phi = np.zeros((n, self.n_params))
-        total = np.zeros(n)
-        k = 0
+    @cached_property
+    def _regressor_plan(self) -> tuple[NDArray[np.int64], ...]:
+        """Flat arrays of the memoryless terms' regressor programs (see ``vm.evaluate_regressors``)."""
+        rows, pidx, ops, aa, bb, dd, outs = [], [], [], [], [], [], []
+        regs: list[FloatArray] = []
+        reg_off = ins_off = out_off = k = 0
         for t in self.specs:
             if t.states:  # their force needs the state's history: see state_force
                 k += t.n_params
                 continue
             prog = t.regressor_program
-            ins = np.empty((n, 3 + t.n_params))
-            ins[:, 0], ins[:, 1], ins[:, 2] = x, v, a
-            ins[:, 3:] = theta[k : k + t.n_params]
-            out = evaluate_program(prog.op, prog.a, prog.b, prog.dst, prog.registers, prog.outputs, ins)
-            total += out[:, 0]
-            for j, name in enumerate(t.linear_params):
-                phi[:, k + t.param_names.index(name)] = out[:, 1 + j]
+            rows.append([reg_off, prog.registers.size, ins_off, ins_off + prog.n_instructions, out_off,
+                         len(t.linear_params), len(pidx), t.n_params])
+            pidx += [k + j for j in range(t.n_params)] + [k + t.param_names.index(p) for p in t.linear_params]
+            ops.append(prog.op)
+            aa.append(prog.a + reg_off)
+            bb.append(prog.b + reg_off)
+            dd.append(prog.dst + reg_off)
+            outs.append(prog.outputs + reg_off)
+            regs.append(prog.registers)
+            reg_off += prog.registers.size
+            ins_off += prog.n_instructions
+            out_off += prog.outputs.size
             k += t.n_params
+
+        def cat(parts: list[NDArray[np.int64]]) -> NDArray[np.int64]:
+            return np.ascontiguousarray(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+        registers = np.concatenate(regs) if regs else np.zeros(1)
+        return (np.array(rows, dtype=np.int64).reshape(-1, 8), np.array(pidx, dtype=np.int64), cat(ops), cat(aa),
+                cat(bb), cat(dd), registers, cat(outs))  # type: ignore[return-value]
+
+    def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+        from .terms.vm import evaluate_regressors
+
+        x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+        v = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
+        a = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+        phi = np.zeros((x.size, self.n_params))
+        total = np.zeros(x.size)
+        evaluate_regressors(*self._regressor_plan, x, v, a, np.ascontiguousarray(theta, dtype=np.float64), phi, total)
         return phi, total
 
     def regressors(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray | None = None) -> FloatArray:

@@ -164,6 +164,13 @@ class Model:
         return tuple(p for e in self.elements for p in e.term.params)
 
     @cached_property
+    def force_and_length_powers(self) -> tuple[FloatArray, FloatArray]:
+        """Exponents of force and of displacement in each parameter's unit (0 where unknown)."""
+        fp = np.array([0.0 if p.unit is None else float(p.unit.f) for p in self.param_specs])
+        xp = np.array([0.0 if p.unit is None else float(p.unit.x) for p in self.param_specs])
+        return fp, xp
+
+    @cached_property
     def linear_mask(self) -> NDArray[np.bool_]:
         """Parameters that enter a memoryless term linearly (equation error can estimate them)."""
         out = np.zeros(self.n_params, dtype=bool)

@@ -106,11 +106,8 @@ def _coefficient_exponents(model: TermModel, e_f: int, e_x: int) -> NDArray[np.i
 
     A term whose coefficient has unit ``F · X^-p · s^q`` scales as ``F / X^p``.
     """
-    out = []
-    for spec in model.param_specs:
-        dim = spec.unit
-        out.append(0 if dim is None else int(round(float(dim.f * e_f + dim.x * e_x))))
-    return np.array(out, dtype=np.int64)
+    fp, xp = model.force_and_length_powers
+    return np.rint(fp * e_f + xp * e_x).astype(np.int64)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,7 +144,9 @@ class DataScaling:
         parameters (``v_eps``, ``gap``, ...) at ``theta`` (data units) or at their defaults."""
         e = -self.x_exp
         x, v, a = (np.ldexp(rec.channel(c), e) for c in ("x", "v", "a"))
-        return self.model.regressors(x, v, a, None if theta is None else self.to_scaled(theta))
+        if theta is None:
+            theta = self.model.default_parameters().values
+        return self.model.regressors(x, v, a, self.to_scaled(theta))
 
     def force(self, f: FloatArray) -> FloatArray:
         """Force in scaled units."""
@@ -183,11 +182,8 @@ def data_scaling(model: TermModel, records: Sequence[Record] | Record) -> DataSc
     """
     recs = _check_records(records)
     e_f, e_x = _data_scales(recs)
-    s = model.settings
-    big = np.finfo(np.float64).max / 16
-    settings = type(s)(v_eps=min(math.ldexp(s.v_eps, -e_x), big), gap=min(math.ldexp(s.gap, -e_x), big))
-    return DataScaling(force_exp=e_f, x_exp=e_x, exponents=_coefficient_exponents(model, e_f, e_x),
-                       model=TermModel(model.terms, settings, custom=model.custom))
+    # settings such as v_eps are parameters: scaled with the others through their units
+    return DataScaling(force_exp=e_f, x_exp=e_x, exponents=_coefficient_exponents(model, e_f, e_x), model=model)
 
 
 def coefficient_scales(model: TermModel, records: Sequence[Record] | Record) -> dict[str, float]:

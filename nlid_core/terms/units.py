@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["Dim", "FORCE", "DISPLACEMENT", "VELOCITY", "ACCELERATION", "DIMENSIONLESS", "format_unit", "infer_units"]
@@ -63,6 +64,7 @@ def _power(unit: str, e: Fraction) -> str:
     return f"{unit}^{txt}"
 
 
+@lru_cache(maxsize=4096)
 def format_unit(dim: Dim | None, force_unit: str = "N", x_unit: str = "m") -> str:
     """``dim`` as a readable unit, e.g. ``N/m^3``, ``N·s^2/m``, ``s^2`` (volts over volts), ``1``.
 

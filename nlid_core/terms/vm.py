@@ -90,3 +90,94 @@ def evaluate_program(op, a, b, dst, registers, outputs, inputs):  # type: ignore
         for j in range(m):
             out[i, j] = reg[outputs[j]]
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def _vector_op(c, u, w, out):  # type: ignore[no-untyped-def]
+    """One instruction over all samples (``u``, ``w``, ``out`` rows of the register table)."""
+    n = out.size
+    if c == 1:
+        for i in range(n):
+            out[i] = u[i] + w[i]
+    elif c == 2:
+        for i in range(n):
+            out[i] = u[i] - w[i]
+    elif c == 3:
+        for i in range(n):
+            out[i] = u[i] * w[i]
+    elif c == 4:
+        for i in range(n):
+            out[i] = u[i] / w[i]
+    elif c == 18:
+        for i in range(n):
+            out[i] = u[i] * u[i]
+    else:
+        for i in range(n):
+            z = u[i]
+            if c == 5:
+                r = -z
+            elif c == 6:
+                r = z ** w[i]
+            elif c == 7:
+                r = abs(z)
+            elif c == 8:
+                r = 1.0 if z > 0.0 else (-1.0 if z < 0.0 else 0.0)
+            elif c == 9:
+                r = np.tanh(z)
+            elif c == 10:
+                r = np.exp(z)
+            elif c == 11:
+                r = np.log(z) if z != 0.0 else np.log(TINY)
+            elif c == 12:
+                r = np.sqrt(z)
+            elif c == 13:
+                r = np.sin(z)
+            elif c == 14:
+                r = np.cos(z)
+            elif c == 15:
+                r = z if z < w[i] else w[i]
+            elif c == 16:
+                r = z if z > w[i] else w[i]
+            elif c == 17:
+                r = 1.0 if z > 0.0 else (0.0 if z < 0.0 else 0.5)
+            else:
+                r = 1.0 / z
+            out[i] = r
+
+
+@njit(cache=True, error_model="numpy")
+def evaluate_regressors(terms, pidx, op, a, b, dst, registers, outputs, x, v, acc, theta, phi, total):  # type: ignore[no-untyped-def]
+    """Equation-error regressors of several memoryless terms, instruction by instruction over all samples.
+
+    ``terms`` rows: register offset, register count, instruction start, instruction stop, output
+    offset, number of linear parameters, parameter offset in ``pidx``, number of parameters. Each term's
+    program has inputs ``(x, v, a, θ_term...)`` and outputs ``(F, ∂F/∂θ_lin...)``; ``pidx`` maps the
+    term's parameters, then its linear parameters, to model columns. Fills ``phi`` (n, P) and
+    ``total`` (n,).
+    """
+    n = x.size
+    reg = np.empty((registers.size, n))
+    for r in range(registers.size):
+        reg[r, :] = registers[r]
+    for i in range(n):
+        total[i] = 0.0
+    for t in range(terms.shape[0]):
+        base = terms[t, 0]
+        npar = terms[t, 7]
+        po = terms[t, 6]
+        reg[base, :] = x
+        reg[base + 1, :] = v
+        reg[base + 2, :] = acc
+        for k in range(npar):
+            reg[base + 3 + k, :] = theta[pidx[po + k]]
+        for k in range(terms[t, 2], terms[t, 3]):
+            _vector_op(op[k], reg[a[k]], reg[b[k]], reg[dst[k]])
+        o = terms[t, 4]
+        out = reg[outputs[o]]
+        for i in range(n):
+            total[i] += out[i]
+        for k in range(terms[t, 5]):
+            col = pidx[po + npar + k]
+            src = reg[outputs[o + 1 + k]]
+            for i in range(n):
+                phi[i, col] = src[i]
