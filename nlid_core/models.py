@@ -190,7 +190,13 @@ class TermModel(Model):
     @cached_property
     def _regressor_plan(self) -> tuple[NDArray[np.int64], ...]:
         """Flat arrays of the memoryless terms' regressor programs (see ``vm.evaluate_regressors``)."""
-        rows, pidx, ops, aa, bb, dd, outs = [], [], [], [], [], [], []
+        rows: list[list[int]] = []
+        pidx: list[int] = []
+        ops: list[NDArray[np.int64]] = []
+        aa: list[NDArray[np.int64]] = []
+        bb: list[NDArray[np.int64]] = []
+        dd: list[NDArray[np.int64]] = []
+        outs: list[NDArray[np.int64]] = []
         regs: list[FloatArray] = []
         reg_off = ins_off = out_off = k = 0
         for t in self.specs:
@@ -220,8 +226,9 @@ class TermModel(Model):
                 cat(bb), cat(dd), registers, cat(outs))  # type: ignore[return-value]
 
     def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
-        from .terms.vm import evaluate_regressors
+        from .terms import vm
 
+        evaluate_regressors: Any = vm.evaluate_regressors
         x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
         v = np.ascontiguousarray(v, dtype=np.float64).reshape(-1)
         a = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)

@@ -334,6 +334,7 @@ def simulate(
         fine = fine_input(t_arr, f_arr, nsub, input_hold)
     elif fine.shape != ((t_arr.size - 1) * 2 * nsub + 1,):
         raise ModelSpecError(f"`fine` has shape {fine.shape}; it does not match `t` and `substeps` = {nsub}")
+    assert codes is not None
     coef, v_eps, gap = _fast_args(model, theta)
     y, sens, status, idx = _kernels.simulate_rk4(
         t_arr, fine, nsub, x0v[0], x0v[1], coef, codes, v_eps, gap, bool(sensitivities),

@@ -90,9 +90,9 @@ class Trajectory:
             Unknown name.
         """
         if name in self.state_names:
-            return self.states[:, self.state_names.index(name)]  # type: ignore[no-any-return]
+            return self.states[:, self.state_names.index(name)]
         if name in self.acceleration_names:
-            return self.accelerations[:, self.acceleration_names.index(name)]  # type: ignore[no-any-return]
+            return self.accelerations[:, self.acceleration_names.index(name)]
         raise ModelSpecError(f"unknown output `{name}`; choose from {', '.join(self.state_names + self.acceleration_names)}")
 
 
@@ -250,9 +250,10 @@ def integrate(
     dt = float((t_arr[-1] - t_arr[0]) / (t_arr.size - 1))
     used = method
     code, idx, steps = evaluate.OK, t_arr.size, 0
+    nsub = 0
     if method in ("auto", "rk4"):
-        nsub = substeps
-        if nsub is None:
+        nsub = substeps if substeps is not None else 0
+        if substeps is None:
             rate = _rate(model, y, th, u_arr[0])
             nsub = int(min(MAX_SUBSTEPS, max(1, math.ceil(rate * dt / SUBSTEP_TARGET)))) if math.isfinite(rate) else 1
         if nsub < 1:
