@@ -1,8 +1,11 @@
-"""nlid_core: identification of nonlinear single-DOF mechanical systems.
+"""nlid_core: identification of nonlinear mechanical systems from measured records.
 
-The model is a library of named terms (see :mod:`nlid_core.models`)::
+A model is a set of terms from one registry (:mod:`nlid_core.terms`: ``python -m nlid_core terms``
+lists them) or typed by the user, placed on one or more degrees of freedom
+(:mod:`nlid_core.dynamics`); the single-DOF form the estimators use is :class:`TermModel`::
 
-    (m0 + m1·x²)·ẍ + c1·ẋ + c2·|ẋ|·ẋ + fc·tanh(ẋ/v_eps) + k1·x + k2·x² + k3·x³ + kg·dz(x) + f0 = f(t)
+    (m0 + m1·x²)·ẍ + c1·ẋ + c2·|ẋ|·ẋ + fc·tanh(ẋ/v_eps) + k1·x + k2·x² + k3·x³ + kg·dz(x) + f0
+        + lugre(z; σ0, σ1, σ2, Fc, Fs, vs) + bouc_wen(z; α, β, γ, δ, ν) + [typed terms] = f(t)
 
 Array layout, stated once: signals are 1-D float64 arrays of one length
 (time-major); a record holds channels ``t`` (s), ``f`` (N), ``x`` (m) and
@@ -18,7 +21,7 @@ Typical use::
     print(fit.equation())
     val = validate(fit, load_record("other_level.csv"))
 
-Importing this package needs numpy, scipy, pandas and numba only, and is cheap: each public name
+Importing this package needs numpy, scipy, pandas and numba (sympy when a term is compiled), and is cheap: each public name
 imports its submodule on first use (a worker that only reads files never loads numba).
 """
 

@@ -291,7 +291,8 @@ def build_parameters(model: TermModel, *, force_unit: str = "N", x_unit: str = "
                      free: Sequence[str] = ()) -> ParameterSet:
     """The parameters ``identify`` starts from: the model's defaults changed by the options.
 
-    ``bounds`` replace a parameter's bounds (its start value is clipped into them), ``free``
+    ``bounds`` replace a parameter's bounds (a default start value is clipped into them; an explicit
+    ``start`` outside them is an error), ``free``
     frees parameters held fixed by default (``v_eps``, ``gap``, ...), ``start`` sets start values
     (inside the bounds), ``fix`` holds parameters at a value (inside their default bounds) and
     changes nothing else. A name in ``fix`` may not also be in ``start``, ``bounds`` or ``free``.

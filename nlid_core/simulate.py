@@ -232,7 +232,8 @@ def _status_message(status: int, t: FloatArray, idx: int, x_limit: float) -> tup
     if status == _kernels.NONPOSITIVE_MASS:
         return (
             "nonpositive_mass",
-            f"effective mass m0 + m1·x² became non-positive at t = {tf:.6g} s; the parameters are unphysical",
+            f"the effective mass (the sum of the inertia terms) became non-positive at t = {tf:.6g} s; the"
+            " parameters are unphysical",
             tf,
         )
     return (

@@ -38,7 +38,7 @@ def _scaled(rec, force=1.0, disp=1.0):
 
 
 def _expected(fit, name, force, disp):
-    return fit.values[name] * force / disp ** TERMS[name].x_power
+    return fit.values[name] * force / disp ** float(-TERMS[name].params[0].unit.x)
 
 
 # --------------------------------------------------------------------------- finding 1: scaled force / displacement

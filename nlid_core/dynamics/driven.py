@@ -3,7 +3,7 @@ r"""Internal states driven by measured motion, for equation error with state-car
 A term's internal state obeys ``ż = R(x, ẋ, z; θ)``: given the measured displacement and velocity
 it is an ODE in z alone. :func:`driven_states` integrates it along a record with the implicit
 trapezoidal rule (A-stable, second order; Newton on the exact ``∂R/∂z``; x and ẋ linear between
-samples), so even LuGre bristles with σ0 = 1e7 N/m are followed at the sampling rate, and returns
+samples; an interval where Newton's method fails is split into up to 256 steps), so even LuGre bristles with σ0 = 1e7 N/m are followed at the sampling rate, and returns
 the states and the force of the state-carrying terms at the samples. Equation error then holds
 those terms at fixed parameters and regresses the rest of the force.
 """
@@ -23,6 +23,43 @@ FloatArray = NDArray[np.float64]
 
 
 @njit(cache=True, error_model="numpy")
+def _step(z, xa, va, xb, vb, h, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, y, ydot, jy, jp,  # type: ignore[no-untyped-def]
+          mass, dmy, dmp, u):
+    """One trapezoidal step of the states from (xa, va) to (xb, vb); (ok, new states)."""
+    nz = z.size
+    y[0] = xa
+    y[1] = va
+    for k in range(nz):
+        y[2 + k] = z[k]
+    if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, False, ydot, jy, jp, mass, dmy, dmp) != OK:
+        return False, z
+    r0 = ydot[2:].copy()
+    znew = z + h * r0
+    y[0] = xb
+    y[1] = vb
+    w = np.zeros((nz, nz))
+    g = np.zeros(nz)
+    for _ in range(30):
+        for k in range(nz):
+            y[2 + k] = znew[k]
+        if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy,
+               dmp) != OK:
+            return False, z
+        err = 0.0
+        for k in range(nz):
+            g[k] = znew[k] - z[k] - 0.5 * h * (r0[k] + ydot[2 + k])
+            for m in range(nz):
+                w[k, m] = (1.0 if k == m else 0.0) - 0.5 * h * jy[2 + k, 2 + m]
+            err = max(err, abs(g[k]) / (1e-300 + abs(znew[k]) + abs(z[k]) + abs(h * r0[k])))
+        if not np.isfinite(err):
+            return False, z
+        if err < 1e-13:
+            return True, znew
+        znew = znew - np.linalg.solve(w, g)
+    return False, z
+
+
+@njit(cache=True, error_model="numpy")
 def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):  # type: ignore[no-untyped-def]
     ns = t.size
     nz = z0.size
@@ -39,9 +76,6 @@ def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, d
     dmp = np.zeros((1, npar))
     u = np.zeros(1)
     z = z0.copy()
-    r0 = np.zeros(nz)
-    w = np.zeros((nz, nz))
-    g = np.zeros(nz)
     for i in range(ns):
         y[0] = x[i]
         y[1] = v[i]
@@ -53,37 +87,28 @@ def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, d
         force[i] = -ydot[1] * mass[0]
         for k in range(nz):
             zs[i, k] = z[k]
-            r0[k] = ydot[2 + k]
         if i == ns - 1:
             break
         h = t[i + 1] - t[i]
-        znew = z.copy()
-        for k in range(nz):
-            znew[k] = z[k] + h * r0[k]
-        y[0] = x[i + 1]
-        y[1] = v[i + 1]
-        ok = False
-        for _ in range(30):
-            for k in range(nz):
-                y[2 + k] = znew[k]
-            if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy,
-                   dmp) != OK:
-                break
-            err = 0.0
-            for k in range(nz):
-                g[k] = znew[k] - z[k] - 0.5 * h * (r0[k] + ydot[2 + k])
-                for m in range(nz):
-                    w[k, m] = (1.0 if k == m else 0.0) - 0.5 * h * jy[2 + k, 2 + m]
-                err = max(err, abs(g[k]) / (1e-300 + abs(znew[k]) + abs(z[k]) + abs(h * r0[k])))
-            if err < 1e-13:
-                ok = True
-                break
-            dz = np.linalg.solve(w, g)
-            for k in range(nz):
-                znew[k] -= dz[k]
-        if not ok:
+        done = False
+        m = 1
+        while m <= 256 and not done:  # where Newton's method fails, smaller steps (x, v linear between samples)
+            zt = z.copy()
+            ok = True
+            for j in range(m):
+                fa = j / m
+                fb = (j + 1) / m
+                ok, zt = _step(zt, x[i] + fa * (x[i + 1] - x[i]), v[i] + fa * (v[i + 1] - v[i]),
+                               x[i] + fb * (x[i + 1] - x[i]), v[i] + fb * (v[i + 1] - v[i]), h / m, theta, n, elem,
+                               pidx, op, ia, ib, idst, reg, outs, dof_in, y, ydot, jy, jp, mass, dmy, dmp, u)
+                if not ok:
+                    break
+            if ok:
+                z = zt
+                done = True
+            m *= 4
+        if not done:
             return zs, force, i + 1
-        z = znew
     return zs, force, ns
 
 

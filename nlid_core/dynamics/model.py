@@ -8,6 +8,8 @@ relative displacement ``q_i − q_j`` and velocity, pushing i and j in opposite 
 * parameters: the term's own names on a single-DOF model (``m0``, ``k3``, ``sigma0``); on several
   DOFs suffixed with where the element sits, ``k1_1`` (DOF 1 to ground) and ``k1_1_2`` (between
   DOFs 1 and 2);
+* in equations, the x, ẋ of a term on several DOFs are those of its place: ``k1·x[1]`` (DOF 1 to
+  ground), ``k3·x³[1-2]`` (relative to DOF 2);
 * states: ``x``/``v`` (one DOF) or ``x1, x2, …, v1, v2, …``, then every internal state by its
   name, prefixed by its term (``lugre_z``) when two terms would share a name, suffixed like the
   parameters on several DOFs;
@@ -392,7 +394,12 @@ class Model:
                     inertia.append(text)
                 else:
                     sign = "- " if e.other == d else ""
-                    force.append(sign + text if e.other == 0 or self.n_dof == 1 else f"{sign}{text}[{e.dof}-{e.other}]")
+                    if self.n_dof == 1:
+                        force.append(text)
+                    elif e.other == 0:
+                        force.append(f"{text}[{e.dof}]")
+                    else:
+                        force.append(f"{sign}{text}[{e.dof}-{e.other}]")
             acc = "ẍ" if self.n_dof == 1 else f"ẍ{d}"
             parts = []
             if inertia:
