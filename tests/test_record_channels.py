@@ -336,3 +336,13 @@ def test_filter_record_by_quantity_or_channel() -> None:
     one = filter_record(rec, 50.0, channels=("x2",))
     assert "low-pass filtered x2 at" in one.warnings[-1]
     np.testing.assert_array_equal(one.channel("x1"), rec.channel("x1"))
+
+
+def test_mapping_one_dof_of_a_two_dof_file_reads_that_dof_only(named_csv: Path) -> None:
+    """`--columns f=f1,x=x1` picks DOF 1 for the single-DOF estimators; other DOFs are not added by name."""
+    s = _signals()
+    rec = load_record(named_csv, columns="f=f1,x=x1")
+    assert rec.n_dof == 1 and rec.channels == ("t", "f", "x")
+    np.testing.assert_allclose(rec.x, s["x1"])
+    both = load_record(named_csv, columns="t=t", units="x2=mm")  # only time mapped: every DOF by name
+    assert both.n_dof == 2

@@ -225,7 +225,8 @@ def _map_columns(
     """File column per channel, channels named as the record will name them, in canonical order.
 
     ``columns`` maps channels (spelt as :func:`parse_columns_spec` returns
-    them) to columns; other channels are found by header name. ``required``
+    them) to columns; other channels are found by header name, only for the DOFs that ``columns``
+    names when it names any channel other than ``t``. ``required``
     names single-DOF channels that must be found; with several DOFs the
     displacement of every DOF is required too.
     """
@@ -244,10 +245,12 @@ def _map_columns(
             f"column `{column}` (mapped to `{channel}`) is not in {fname}; available columns: {_fmt_columns(available)}"
         )
     used = set(mapping.values())
+    # channels mapped explicitly choose the DOFs: `--columns f=f1,x=x1` on a file with x2 reads DOF 1 only
+    chosen = {k.dof for k in mapping if k.quantity != "t"}
     by_name: dict[ChannelKey, list[str]] = {}
     for c in available:
         found = None if c in used or c in not_by_name else _header_key(c)
-        if found is not None and found not in mapping:
+        if found is not None and found not in mapping and (not chosen or found.quantity == "t" or found.dof in chosen):
             by_name.setdefault(found, []).append(c)
     n_dof = max((k.dof for k in [*mapping, *by_name]), default=1)
     for key in sorted_keys(by_name):
