@@ -60,6 +60,37 @@ def _sens_stage(jy, jp, s, ks):  # type: ignore[no-untyped-def]
             ks[r, k] = acc
 
 
+@njit(cache=True)
+def _allocate(ns, nst, npar, n, nin, nout, q, want):  # type: ignore[no-untyped-def]
+    """Output arrays (NaN until filled) and the right-hand side's work arrays."""
+    yout = np.full((ns, nst), np.nan)
+    qdd = np.full((ns, n), np.nan)
+    sens = np.full((ns, nout, q), np.nan) if want else np.zeros((1, 1, 1))
+    work = (np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar)), np.zeros(n), np.zeros((n, nst)),
+            np.zeros((n, npar)), np.zeros(nin))
+    return yout, qdd, sens, work
+
+
+@njit(cache=True, error_model="numpy")
+def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg, outs,  # type: ignore[no-untyped-def]
+               dof_in, work, yout, qdd, sens):
+    """Evaluate the model at sample ``i`` (filling ``work``), check the state, store the outputs; a status."""
+    ydot, jy, jp, mass, dmy, dmp, u = work
+    ns = t.size
+    if i < ns - 1:
+        input_at(coef, i, 0.0, u)
+    else:
+        input_at(coef, i - 1, t[i] - t[i - 1], u)
+    status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy, dmp)
+    if status != OK:
+        return status
+    for k in range(y.size):
+        if not (np.isfinite(y[k]) and abs(y[k]) <= limits[k]):
+            return DIVERGED
+    _record(i, y, ydot, jy, jp, s, n, out_idx, want, yout, qdd, sens)
+    return OK
+
+
 @njit(cache=True, error_model="numpy")
 def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_every,  # type: ignore[no-untyped-def]
                   n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
@@ -79,37 +110,21 @@ def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_eve
     """
     ns = t.size
     nst = y0.size
-    npar = theta.size
     q = s0.shape[1]
-    yout = np.full((ns, nst), np.nan)
-    qdd = np.full((ns, n), np.nan)
-    sens = np.full((ns, out_idx.size, q), np.nan) if want else np.zeros((1, 1, 1))
+    yout, qdd, sens, work = _allocate(ns, nst, theta.size, n, coef.shape[1], out_idx.size, q, want)
+    ydot, jy, jp, mass, dmy, dmp, u = work
     y = y0.copy()
     s = s0.copy()
-    ydot = np.zeros(nst)
-    jy = np.zeros((nst, nst))
-    jp = np.zeros((nst, npar))
-    mass = np.zeros(n)
-    dmy = np.zeros((n, nst))
-    dmp = np.zeros((n, npar))
-    u = np.zeros(coef.shape[1])
     yt = np.zeros(nst)
     st = np.zeros((nst, q))
     ky = np.zeros((4, nst))
     ks = np.zeros((4, nst, q))
     hrho = 0.0
     for i in range(ns):
-        if i < ns - 1:
-            input_at(coef, i, 0.0, u)
-        else:
-            input_at(coef, i - 1, t[i] - t[i - 1], u)
-        status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy, dmp)
+        status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
+                            outs, dof_in, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, hrho
-        for k in range(nst):
-            if not (np.isfinite(y[k]) and abs(y[k]) <= limits[k]):
-                return yout, qdd, sens, DIVERGED, i, hrho
-        _record(i, y, ydot, jy, jp, s, n, out_idx, want, yout, qdd, sens)
         if i == ns - 1:
             break
         dt = t[i + 1] - t[i]

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .evaluate import DIVERGED, NEWTON_FAILED, OK, input_at, rhs
-from .rk4 import _record
+from .rk4 import _allocate, _at_sample
 
 GAMMA = 0.25
 A = np.array([
@@ -51,18 +51,10 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     nst = y0.size
     npar = theta.size
     q = s0.shape[1]
-    yout = np.full((ns, nst), np.nan)
-    qdd = np.full((ns, n), np.nan)
-    sens = np.full((ns, out_idx.size, q), np.nan) if want else np.zeros((1, 1, 1))
+    yout, qdd, sens, work = _allocate(ns, nst, npar, n, coef.shape[1], out_idx.size, q, want)
+    ydot, jy, jp, mass, dmy, dmp, u = work
     y = y0.copy()
     s = s0.copy()
-    ydot = np.zeros(nst)
-    jy = np.zeros((nst, nst))
-    jp = np.zeros((nst, npar))
-    mass = np.zeros(n)
-    dmy = np.zeros((n, nst))
-    dmp = np.zeros((n, npar))
-    u = np.zeros(coef.shape[1])
     kst = np.zeros((5, nst))
     jst = np.zeros((5, nst, nst))
     jpst = np.zeros((5, nst, npar))
@@ -77,17 +69,10 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     h = 0.0
     nsteps = 0
     for i in range(ns):
-        if i < ns - 1:
-            input_at(coef, i, 0.0, u)
-        else:
-            input_at(coef, i - 1, t[i] - t[i - 1], u)
-        status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy, dmp)
+        status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
+                            outs, dof_in, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, nsteps
-        for k in range(nst):
-            if not (np.isfinite(y[k]) and abs(y[k]) <= limits[k]):
-                return yout, qdd, sens, DIVERGED, i, nsteps
-        _record(i, y, ydot, jy, jp, s, n, out_idx, want, yout, qdd, sens)
         if i == ns - 1:
             break
         dt = t[i + 1] - t[i]

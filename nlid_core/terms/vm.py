@@ -15,52 +15,52 @@ TINY = 5e-324
 
 
 @njit(cache=True, inline="always", error_model="numpy")
+def apply(c, u, w):  # type: ignore[no-untyped-def]
+    """Instruction ``c`` on operands ``u`` (and ``w`` for binary ones): the one definition of every op."""
+    if c == 1:
+        return u + w
+    if c == 2:
+        return u - w
+    if c == 3:
+        return u * w
+    if c == 4:
+        return u / w
+    if c == 5:
+        return -u
+    if c == 6:
+        return u**w
+    if c == 7:
+        return abs(u)
+    if c == 8:
+        return 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
+    if c == 9:
+        return np.tanh(u)
+    if c == 10:
+        return np.exp(u)
+    if c == 11:
+        return np.log(u) if u != 0.0 else np.log(TINY)
+    if c == 12:
+        return np.sqrt(u)
+    if c == 13:
+        return np.sin(u)
+    if c == 14:
+        return np.cos(u)
+    if c == 15:
+        return u if u < w else w
+    if c == 16:
+        return u if u > w else w
+    if c == 17:
+        return 1.0 if u > 0.0 else (0.0 if u < 0.0 else 0.5)
+    if c == 18:
+        return u * u
+    return 1.0 / u
+
+
+@njit(cache=True, inline="always", error_model="numpy")
 def run_program(op, a, b, dst, start, stop, reg):  # type: ignore[no-untyped-def]
     """Run instructions ``start .. stop - 1`` on ``reg`` (in place)."""
     for k in range(start, stop):
-        c = op[k]
-        u = reg[a[k]]
-        if c == 1:
-            r = u + reg[b[k]]
-        elif c == 2:
-            r = u - reg[b[k]]
-        elif c == 3:
-            r = u * reg[b[k]]
-        elif c == 4:
-            r = u / reg[b[k]]
-        elif c == 5:
-            r = -u
-        elif c == 6:
-            r = u ** reg[b[k]]
-        elif c == 7:
-            r = abs(u)
-        elif c == 8:
-            r = 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
-        elif c == 9:
-            r = np.tanh(u)
-        elif c == 10:
-            r = np.exp(u)
-        elif c == 11:
-            r = np.log(u) if u != 0.0 else np.log(TINY)
-        elif c == 12:
-            r = np.sqrt(u)
-        elif c == 13:
-            r = np.sin(u)
-        elif c == 14:
-            r = np.cos(u)
-        elif c == 15:
-            w = reg[b[k]]
-            r = u if u < w else w
-        elif c == 16:
-            w = reg[b[k]]
-            r = u if u > w else w
-        elif c == 17:
-            r = 1.0 if u > 0.0 else (0.0 if u < 0.0 else 0.5)
-        elif c == 18:
-            r = u * u
-        else:  # 19
-            r = 1.0 / u
-        reg[dst[k]] = r
+        reg[dst[k]] = apply(op[k], reg[a[k]], reg[b[k]])
 
 
 @njit(cache=True, error_model="numpy")
@@ -95,54 +95,8 @@ def evaluate_program(op, a, b, dst, registers, outputs, inputs):  # type: ignore
 @njit(cache=True, error_model="numpy")
 def _vector_op(c, u, w, out):  # type: ignore[no-untyped-def]
     """One instruction over all samples (``u``, ``w``, ``out`` rows of the register table)."""
-    n = out.size
-    if c == 1:
-        for i in range(n):
-            out[i] = u[i] + w[i]
-    elif c == 2:
-        for i in range(n):
-            out[i] = u[i] - w[i]
-    elif c == 3:
-        for i in range(n):
-            out[i] = u[i] * w[i]
-    elif c == 4:
-        for i in range(n):
-            out[i] = u[i] / w[i]
-    elif c == 18:
-        for i in range(n):
-            out[i] = u[i] * u[i]
-    else:
-        for i in range(n):
-            z = u[i]
-            if c == 5:
-                r = -z
-            elif c == 6:
-                r = z ** w[i]
-            elif c == 7:
-                r = abs(z)
-            elif c == 8:
-                r = 1.0 if z > 0.0 else (-1.0 if z < 0.0 else 0.0)
-            elif c == 9:
-                r = np.tanh(z)
-            elif c == 10:
-                r = np.exp(z)
-            elif c == 11:
-                r = np.log(z) if z != 0.0 else np.log(TINY)
-            elif c == 12:
-                r = np.sqrt(z)
-            elif c == 13:
-                r = np.sin(z)
-            elif c == 14:
-                r = np.cos(z)
-            elif c == 15:
-                r = z if z < w[i] else w[i]
-            elif c == 16:
-                r = z if z > w[i] else w[i]
-            elif c == 17:
-                r = 1.0 if z > 0.0 else (0.0 if z < 0.0 else 0.5)
-            else:
-                r = 1.0 / z
-            out[i] = r
+    for i in range(out.size):
+        out[i] = apply(c, u[i], w[i])
 
 
 @njit(cache=True, error_model="numpy")
