@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import NamedTuple, TypeVar
 
 from .errors import DataValidationError
@@ -96,6 +97,7 @@ class ChannelKey(NamedTuple):
     dof: int
 
 
+@lru_cache(maxsize=1024)
 def parse_channel(name: str) -> ChannelKey:
     """Parse a channel name into its quantity letter and DOF number.
 

@@ -19,6 +19,7 @@ linear, ``F = Φ(x, ẋ, ẍ)·θ``, with zero columns for the others (held at t
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -99,6 +100,7 @@ class TermModel(Model):
         self.settings = settings or ModelSettings()
         self.custom: tuple[TermDef, ...] = tuple(by_name[n] for n in names if n in by_name)
         self.specs: tuple[TermDef, ...] = tuple(defs)
+        self._defaults: dict[tuple[str, str], ParameterSet] = {}
 
     def __repr__(self) -> str:
         return f"TermModel({','.join(self.terms)})"
@@ -174,8 +176,14 @@ class TermModel(Model):
         force_unit, x_unit : str
             The record's force and displacement units.
         """
+        if not values:  # the common call: one immutable set per unit pair
+            key = (force_unit, x_unit)
+            if key not in self._defaults:
+                base = {k: v for k, v in self.settings.values().items() if k in self.param_names}
+                self._defaults[key] = super().default_parameters(base, force_unit=force_unit, x_unit=x_unit)
+            return self._defaults[key]
         merged = {k: v for k, v in self.settings.values().items() if k in self.param_names}
-        merged.update(values or {})
+        merged.update(values)
         return super().default_parameters(merged, force_unit=force_unit, x_unit=x_unit)
 
     # ------------------------------------------------------------------ equation error
@@ -186,6 +194,17 @@ class TermModel(Model):
         if th.size != self.n_params:
             raise ModelSpecError(f"`theta` has {th.size} values; {self} has {self.n_params} parameters")
         return th
+
+    def compile(self) -> float:
+        """Compile the terms' programs (symbolic derivatives, once per process and model) and load the
+        compiled evaluators; return the seconds it took. Estimators count it as compile time."""
+        t0 = time.perf_counter()
+        self._regressor_plan  # noqa: B018
+        if self.can_simulate:
+            self.plan  # noqa: B018
+        z = np.zeros(2)
+        self._terms_eval(z, z, z, self.default_parameters().values)
+        return time.perf_counter() - t0
 
     @cached_property
     def _regressor_plan(self) -> tuple[NDArray[np.int64], ...]:
@@ -222,8 +241,11 @@ class TermModel(Model):
             return np.ascontiguousarray(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
         registers = np.concatenate(regs) if regs else np.zeros(1)
+        written = set(cat(dd).tolist())
+        inputs = {int(r[0]) + j for r in rows for j in range(3 + r[7])}
+        consts = np.array([k for k in range(registers.size) if k not in written and k not in inputs], dtype=np.int64)
         return (np.array(rows, dtype=np.int64).reshape(-1, 8), np.array(pidx, dtype=np.int64), cat(ops), cat(aa),
-                cat(bb), cat(dd), registers, cat(outs))  # type: ignore[return-value]
+                cat(bb), cat(dd), registers, consts, cat(outs))  # type: ignore[return-value]
 
     def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
         from .terms import vm

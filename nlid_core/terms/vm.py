@@ -100,18 +100,18 @@ def _vector_op(c, u, w, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, error_model="numpy")
-def evaluate_regressors(terms, pidx, op, a, b, dst, registers, outputs, x, v, acc, theta, phi, total):  # type: ignore[no-untyped-def]
+def evaluate_regressors(terms, pidx, op, a, b, dst, registers, consts, outputs, x, v, acc, theta, phi, total):  # type: ignore[no-untyped-def]
     """Equation-error regressors of several memoryless terms, instruction by instruction over all samples.
 
     ``terms`` rows: register offset, register count, instruction start, instruction stop, output
     offset, number of linear parameters, parameter offset in ``pidx``, number of parameters. Each term's
     program has inputs ``(x, v, a, θ_term...)`` and outputs ``(F, ∂F/∂θ_lin...)``; ``pidx`` maps the
-    term's parameters, then its linear parameters, to model columns. Fills ``phi`` (n, P) and
-    ``total`` (n,).
+    term's parameters, then its linear parameters, to model columns; ``consts`` lists the registers that
+    hold constants. Fills ``phi`` (n, P) and ``total`` (n,).
     """
     n = x.size
     reg = np.empty((registers.size, n))
-    for r in range(registers.size):
+    for r in consts:
         reg[r, :] = registers[r]
     for i in range(n):
         total[i] = 0.0
