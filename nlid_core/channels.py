@@ -97,7 +97,6 @@ class ChannelKey(NamedTuple):
     dof: int
 
 
-@lru_cache(maxsize=1024)
 def parse_channel(name: str) -> ChannelKey:
     """Parse a channel name into its quantity letter and DOF number.
 
@@ -122,6 +121,11 @@ def parse_channel(name: str) -> ChannelKey:
     """
     if not isinstance(name, str):
         raise DataValidationError(f"a channel name must be a string, got {type(name).__name__}")
+    return _parse_name(name)
+
+
+@lru_cache(maxsize=1024)
+def _parse_name(name: str) -> ChannelKey:
     m = _NAME.match(name)
     if m is None or m.group(1) not in _ORDER:
         raise DataValidationError(f"unknown channel `{name}`; channels are {CHANNEL_GRAMMAR}")
