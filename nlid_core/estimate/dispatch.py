@@ -82,20 +82,25 @@ def _warm_linear_algebra() -> float:
 
 
 def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
-    """Seconds for a first equation-error solve on 64 samples of the first record, once per process and
-    model: the first call of every routine on the path (like the simulator's compilation, counted in
+    """Seconds for a first two-stage fit of 256 samples of the first record, once per process and model:
+    the first call of every routine on the path (like the simulator's compilation, counted in
     ``compile_s``); nothing of it is kept."""
     from . import equation_error
+    from .oe_fit import output_error
 
     key = (model, recs[0].unit("f"), recs[0].unit("x"))
     if key in _WARM:
         return 0.0
     t0 = time.perf_counter()
     rec = recs[0]
-    if rec.n > 128 and rec.v is not None and rec.a is not None:
+    if rec.n > 512 and rec.v is not None and rec.a is not None and model.can_simulate:
+        part = rec.slice(0, 256)
         try:
-            equation_error(rec.slice(0, 64), model, diagnostics=False)
-        except (ValueError, ArithmeticError):  # a short slice may carry too little: the real stage reports
+            with np.errstate(all="ignore"):
+                ee = equation_error(part, model, diagnostics=False)
+                output_error(part, model, positive_mass(ee.parameters, model, part),
+                             FitOptions(max_nfev=2, substeps=1), diagnostics=False)
+        except (ValueError, ArithmeticError, RuntimeError):  # a short slice may carry too little: the stages report
             pass
     if len(_WARM) < 64:
         _WARM.add(key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,14 +27,29 @@ from .results import FitResult, RecordFit
 __all__ = ["starts_at_rest", "output_error"]
 
 
+_AT_REST: dict[int, tuple[weakref.ref[Record], bool]] = {}
+
+
 def starts_at_rest(rec: Record) -> bool:
-    """True when the record is statistically consistent with starting at rest.
+    """True when the record is statistically consistent with starting at rest (remembered per record:
+    records are immutable).
 
     A cubic polynomial is fitted to the first ``k`` displacement samples (a
     tenth of a period of the signal's bandwidth, 12 to 500 samples); the record starts at rest when both its value and
     its slope at the first sample are within three standard errors of zero
     (plus 1e-6 of the displacement range, for noise-free data).
     """
+    known = _AT_REST.get(id(rec))
+    if known is not None and known[0]() is rec:
+        return known[1]
+    answer = _starts_at_rest(rec)
+    if len(_AT_REST) > 256:
+        _AT_REST.clear()
+    _AT_REST[id(rec)] = (weakref.ref(rec), answer)
+    return answer
+
+
+def _starts_at_rest(rec: Record) -> bool:
     from ..signals import signal_bandwidth_hz
 
     f_bw = signal_bandwidth_hz(rec.x, rec.dt)

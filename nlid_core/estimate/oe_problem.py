@@ -210,25 +210,26 @@ class _OEProblem:
     def jacobian(self, z: FloatArray) -> FloatArray:
         sims = self.simulate_all(z)
         ncol = self.pf + self.n_x0
-        blocks = []
+        n_prior = self.prior_jp.shape[0]
+        jac = np.zeros((self.groups.size + n_prior, ncol))
         fcols = np.flatnonzero(self.free)
         p = self.model.n_params
+        row = 0
         for k in range(self.nrec):
-            sel = self.idx[k]
+            step = self.opts.sample_step
             for c in self.outputs:
-                s = sims[k].sens[c][sel]  # type: ignore[index]
-                blk = np.zeros((sel.size, ncol))
-                blk[:, : self.pf] = s[:, fcols] * self.s_theta
+                s = sims[k].sens[c]  # type: ignore[index]
+                m = self.idx[k].size
+                block = jac[row : row + m]
+                w = self.weight[c]
+                block[:, : self.pf] = s[::step, fcols] * (w * self.s_theta)
                 if k in self.x0_pos:
                     pos = self.x0_pos[k]
-                    blk[:, self.pf + pos] = s[:, p] * self.s_x0[pos]
-                    blk[:, self.pf + pos + 1] = s[:, p + 1] * self.s_x0[pos + 1]
-                blocks.append(self.weight[c] * blk)
-        jac = np.vstack(blocks)
-        if self.prior_jp.shape[0]:
-            jp = np.zeros((self.prior_jp.shape[0], ncol))
-            jp[:, : self.pf] = self.prior_jp
-            jac = np.vstack([jac, jp])
+                    block[:, self.pf + pos] = s[::step, p] * (w * self.s_x0[pos])
+                    block[:, self.pf + pos + 1] = s[::step, p + 1] * (w * self.s_x0[pos + 1])
+                row += m
+        if n_prior:
+            jac[row:, : self.pf] = self.prior_jp
         return jac
 
     def names(self) -> list[str]:
