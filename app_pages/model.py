@@ -34,11 +34,11 @@ except NlidError as exc:
     st.error(f"Custom terms: {esc(exc)}. The model keeps its previous terms.")
     custom = cfg.custom
 defs = {**REGISTRY, **{t.name: t for t in state.custom_terms(custom)}}
-added = [n for n, _ in custom if n not in dict(cfg.custom)]
+chosen = state.widget_value(state.MODEL_TERMS, [n for n in cfg.terms if n in defs])
 if custom != cfg.custom:  # the choices change: typed terms join the model, removed ones leave it
-    state.reset_widget(state.MODEL_TERMS)
-terms = st.multiselect("Model terms", list(defs), default=[n for n in (*cfg.terms, *added) if n in defs],
-                       key=state.MODEL_TERMS, format_func=lambda n: f"{n}: {defs[n].expr}")
+    added = [n for n, _ in custom if n not in dict(cfg.custom)]
+    state.set_widget(state.MODEL_TERMS, [n for n in (*chosen, *added) if n in defs])
+terms = st.multiselect("Model terms", list(defs), key=state.MODEL_TERMS, format_func=lambda n: f"{n}: {defs[n].expr}")
 if not fit_records or not terms:
     st.warning("Choose at least one record and one term.")
     st.stop()

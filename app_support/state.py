@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
 
 import streamlit as st
 
@@ -409,6 +409,19 @@ def teaching() -> dict[str, object]:
 def reset_widget(key: str) -> None:
     """Forget a widget's value (it shows its default on the next run); ``key`` is one of the keys below."""
     st.session_state.pop(key, None)
+
+
+def widget_value(key: str, initial: Any) -> Any:
+    """A widget's current value, set to ``initial`` first when the widget has none (for widgets created
+    without a default, whose value the page manages)."""
+    if key not in st.session_state:
+        st.session_state[key] = initial
+    return st.session_state[key]
+
+
+def set_widget(key: str, value: Any) -> None:
+    """Set a widget's value before it is drawn (the frontend then shows it)."""
+    st.session_state[key] = value
 
 
 def show_notice() -> None:
