@@ -78,6 +78,11 @@ def _warm_linear_algebra() -> float:
     np.linalg.cholesky(a.T @ a)
     svd(a, full_matrices=False)
     lsq_linear(a, np.ones(3), bounds=(np.zeros(3), np.full(3, np.inf)), method="bvls", lsmr_tol=None)
+    tall = np.random.default_rng(0).normal(size=(8192, 12))  # BLAS/LAPACK set up their buffers for tall problems
+    tall.T @ tall
+    svd(tall, full_matrices=False)
+    np.linalg.lstsq(tall, tall[:, 0], rcond=None)
+    np.linalg.qr(tall)
     return time.perf_counter() - t0
 
 
