@@ -214,3 +214,30 @@ def test_typed_term_names_and_specs_are_checked() -> None:
         parse_custom(["t=a1*x", "t=a2*x"])
     (t,) = parse_custom(["asym=ka*x*abs(x)"])
     assert t.param_names == ("ka",) and t.unit("ka") == "N/m^2" and t.linear_params == ("ka",)
+
+
+def test_program_cache_round_trip_and_refuses_damaged_files(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from nlid_core.terms import cache
+
+    monkeypatch.setenv("NLID_PROGRAM_CACHE", str(tmp_path))
+    first = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)")
+    fresh = first.program  # derived with sympy and stored
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1
+    again = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)")
+    loaded = cache.load(files[0].stem)
+    assert loaded is not None and loaded["linear"] == again.linear_params and loaded["inertial"] is False
+    for field in ("registers", "op", "a", "b", "dst", "outputs"):
+        np.testing.assert_array_equal(getattr(loaded["program"], field), getattr(fresh, field))
+    # an index out of range would read outside the register file in the compiled evaluator: refused
+    with np.load(files[0], allow_pickle=False) as z:
+        arrays = {k: z[k].copy() for k in z.files}
+    arrays["program_dst"][0] = 10**6
+    np.savez(files[0], **arrays)
+    assert cache.load(files[0].stem) is None
+    files[0].write_bytes(b"not a zip file")
+    assert cache.load(files[0].stem) is None
+    rebuilt = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)").program  # recompiled and rewritten
+    np.testing.assert_array_equal(rebuilt.op, fresh.op)
+    monkeypatch.setenv("NLID_PROGRAM_CACHE", "off")
+    assert cache.cache_dir() is None

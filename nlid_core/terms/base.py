@@ -213,17 +213,38 @@ class TermDef:
     @property
     def inertial(self) -> bool:
         """True when the force has an acceleration (inertia) part."""
-        return bool(self.symbolic["mass"] != 0)
+        return bool(self._compiled["inertial"])
 
     @property
     def memoryless(self) -> bool:
         """True without internal states."""
         return not self.states
 
-    @cached_property
+    @property
     def linear_params(self) -> tuple[str, ...]:
         """Parameters the force is jointly affine in (equation error can estimate them by a
         linear solve); empty for terms with internal states."""
+        return self._compiled["linear"]  # type: ignore[no-any-return]
+
+    @cached_property
+    def _compiled(self) -> dict[str, Any]:
+        """Inertial flag, linear parameters and the three programs: from the program cache
+        (:mod:`nlid_core.terms.cache`) when there, else derived with sympy and stored."""
+        from . import cache
+
+        identity = [self.name, self.force, [(p.name, p.lower, p.upper) for p in self.params],
+                    [(st.name, st.rate, st.steady) for st in self.states]]
+        key = cache.key_for(identity)
+        found = cache.load(key)
+        if found is not None:
+            return found
+        compiled = {"inertial": bool(self.symbolic["mass"] != 0), "linear": self._linear_params(),
+                    "program": self._program(), "steady": self._steady_program(),
+                    "regressor": self._regressor_program()}
+        cache.save(key, compiled)
+        return compiled
+
+    def _linear_params(self) -> tuple[str, ...]:
         import sympy
 
         if self.states:
@@ -244,32 +265,44 @@ class TermDef:
 
         return [e] + [_tidy(sympy.diff(e, s)) for s in self.inputs]
 
-    @cached_property
+    @property
     def program(self) -> Program:
         """Force, inertia and state-rate blocks with all first derivatives (see the module notes)."""
+        return self._compiled["program"]  # type: ignore[no-any-return]
+
+    @property
+    def steady_program(self) -> Program:
+        """The states' steady values from (x, v, parameters)."""
+        return self._compiled["steady"]  # type: ignore[no-any-return]
+
+    @property
+    def regressor_program(self) -> Program:
+        """Equation-error form: inputs (x, v, a, parameters); outputs the force and ∂F/∂θ of each
+        linear parameter (the regressor of that coefficient)."""
+        return self._compiled["regressor"]  # type: ignore[no-any-return]
+
+    def _program(self) -> Program:
         sym = self.symbolic
+        inertial = sym["mass"] != 0
         outs = self._block(sym["force0"])
-        if self.inertial:
+        if inertial:
             outs += self._block(sym["mass"])
         for r in sym["rates"]:
             outs += self._block(r)
         return compile_outputs(outs, self.inputs)
 
-    @cached_property
-    def steady_program(self) -> Program:
-        """The states' steady values from (x, v, parameters)."""
+    def _steady_program(self) -> Program:
         ins = tuple(symbol(n) for n in ("x", "v", *self.param_names))
         return compile_outputs(list(self.symbolic["steady"]), ins)
 
-    @cached_property
-    def regressor_program(self) -> Program:
-        """Equation-error form: inputs (x, v, a, parameters); outputs the force and ∂F/∂θ of each
-        linear parameter (the regressor of that coefficient)."""
+    def _regressor_program(self) -> Program:
         import sympy
 
         ins = tuple(symbol(n) for n in ("x", "v", "a", *self.param_names))
+        if self.states:  # equation error drives the states along the record instead (dynamics.driven)
+            return compile_outputs([sympy.Integer(0)], ins)
         force = self.symbolic["force"]
-        outs = [force] + [_tidy(sympy.diff(force, symbol(p))) for p in self.linear_params]
+        outs = [force] + [_tidy(sympy.diff(force, symbol(p))) for p in self._linear_params()]
         return compile_outputs(outs, ins)
 
     @property
