@@ -241,3 +241,10 @@ def test_program_cache_round_trip_and_refuses_damaged_files(tmp_path, monkeypatc
     np.testing.assert_array_equal(rebuilt.op, fresh.op)
     monkeypatch.setenv("NLID_PROGRAM_CACHE", "off")
     assert cache.cache_dir() is None
+
+
+def test_long_sums_are_accepted_and_deep_nesting_is_not() -> None:
+    t = custom_term("poly", "+".join(f"k{i}*x**{i % 12}*abs(v)" for i in range(7)) + "+" + "+".join(["c*v"] * 100))
+    assert set(t.param_names) == {f"k{i}" for i in range(7)} | {"c"}
+    with pytest.raises(ModelSpecError, match="nesting deeper"):
+        custom_term("deep", "k*" + "(" * 70 + "x" + ")" * 70 + "+" + "tanh(" * 70 + "x" + ")" * 70)

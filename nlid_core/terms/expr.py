@@ -134,6 +134,18 @@ def parse_expression(text: str, *, reserved: Mapping[str, str] | None = None) ->
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
             inner = walk(node.operand, depth + 1)
             return -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            # a long sum is a chain down the left: walked as a list, so 100 terms are not 100 levels deep
+            chain: list[tuple[ast.operator, ast.expr]] = []
+            head: ast.expr = node
+            while isinstance(head, ast.BinOp) and isinstance(head.op, (ast.Add, ast.Sub)):
+                chain.append((head.op, head.right))
+                head = head.left
+            total = walk(head, depth + 1)
+            for op, item in reversed(chain):
+                value = walk(item, depth + 1)
+                total = total + value if isinstance(op, ast.Add) else total - value
+            return total
         if isinstance(node, ast.BinOp):
             left = walk(node.left, depth + 1)
             right = walk(node.right, depth + 1)
