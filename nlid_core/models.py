@@ -310,8 +310,3 @@ class TermModel(Model):
         """Force terms only (no inertia): f − m(x)·ẍ of the model."""
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         return self.force(theta, x, v, np.zeros_like(x))
-
-    @staticmethod
-    def single(terms: Iterable[str]) -> TermModel:
-        """Shorthand for ``TermModel(tuple(terms))``."""
-        return TermModel(tuple(terms))

@@ -102,9 +102,9 @@ def _data_scales(recs: Sequence[Record]) -> tuple[int, int]:
 
 
 def _coefficient_exponents(model: TermModel, e_f: int, e_x: int) -> NDArray[np.int64]:
-    """Per term, ``e`` with coefficient ``θ = θ̃ · 2**e`` for θ̃ the coefficient in data of order one.
+    """Per parameter, ``e`` with ``θ = θ̃ · 2**e`` for θ̃ the parameter in data of order one.
 
-    A term whose coefficient has unit ``F · X^-p · s^q`` scales as ``F / X^p``.
+    A parameter of unit ``F^a · X^b · s^q`` scales as ``F^a · X^b`` (an unknown unit as 1).
     """
     fp, xp = model.force_and_length_powers
     return np.rint(fp * e_f + xp * e_x).astype(np.int64)
@@ -119,19 +119,20 @@ class DataScaling:
     magnitudes), so regressors such as :math:`x^3` neither underflow for
     :math:`x \sim 10^{-100}` nor overflow. A coefficient then becomes
     :math:`\tilde\theta_k = \theta_k\,2^{-e_k}` with
-    :math:`e_k = e_f - p_k e_x` for a coefficient of unit
-    :math:`F\,X^{-p_k}\,s^{q}`; ``v_eps`` and ``gap`` are scaled with the
-    displacement, so every term is homogeneous and the scaled problem has
-    exactly the solution of the original one (powers of two lose nothing).
+    :math:`e_k = a_k e_f + b_k e_x` for a parameter of unit
+    :math:`F^{a_k}\,X^{b_k}\,s^{q}` (settings such as ``v_eps`` and ``gap`` are
+    parameters too, so they scale with the displacement), every term is
+    homogeneous and the scaled problem has exactly the solution of the
+    original one (powers of two lose nothing).
 
     Attributes
     ----------
     force_exp, x_exp : int
         :math:`e_f`, :math:`e_x`.
     exponents : (n_params,) int ndarray
-        :math:`e_k` per model term.
+        :math:`e_k` per model parameter.
     model : TermModel
-        The model with its settings in scaled units (for regressors only).
+        The model (its parameters are scaled by ``exponents``).
     """
 
     force_exp: int
