@@ -12,14 +12,14 @@ from types import MappingProxyType
 
 from ..errors import ModelSpecError
 from .base import TermDef
-from .library import bouc_wen, c1, c2, f0, fc, k1, k2, k3, kg, lugre, m0, m1
+from .library import bouc_wen, c1, c2, f0, fc, k1, k2, k3, kg, lugre, m0, m1, stribeck
 
 __all__ = ["REGISTRY", "DEFAULT_TERMS", "get_term", "term_names", "proposable_terms", "baseline_terms",
            "evidence_terms", "parse_terms"]
 
 _LIBRARY: tuple[TermDef, ...] = (
     m0.TERM, m1.TERM, c1.TERM, c2.TERM, fc.TERM, k1.TERM, k2.TERM, k3.TERM, kg.TERM, f0.TERM,
-    lugre.TERM, bouc_wen.TERM,
+    lugre.TERM, bouc_wen.TERM, stribeck.TERM,
 )
 
 #: Every library term by name, in canonical order.
