@@ -59,6 +59,9 @@ class _OEProblem:
             self.scale[c] = ms if ms > 0 else 1.0
         self.weight = {c: float(opts.channel_weights.get(c, 1.0)) / self.scale[c] for c in self.outputs}
         self.substeps = [1] * self.nrec
+        # integrator per record: once ``auto`` has switched a record to SDIRK4 (a stiff model), later
+        # evaluations start there instead of rediscovering the stiffness with RK4 every time
+        self.method = ["auto"] * self.nrec
         self.nfev = 0
         # the last few evaluated points (trf evaluates the residual, then the Jacobian at the same point,
         # and the result is usually one of the last points tried)
@@ -100,7 +103,7 @@ class _OEProblem:
     def full_simulation(self, k: int, theta: FloatArray, x0: tuple[float, float], substeps: int) -> SimulationResult:
         r = self.recs[k]
         return simulate(self.model, r.t, r.f, theta, x0, input_hold=self.opts.input_hold, substeps=substeps,
-                        fine=self.fine_input(k, substeps))
+                        fine=self.fine_input(k, substeps), method=self.method[k])
 
     def too_coarse(self, z: FloatArray) -> list[bool]:
         """Step-doubling check: is the integration error above 5 % of each record's residual rms?"""
@@ -180,9 +183,11 @@ class _OEProblem:
                     self.model, r.t, r.f, theta, x0s[k], input_hold=self.opts.input_hold,
                     substeps=self.substeps[k], sensitivities=sens, outputs=self.outputs, fine=self.fine_input(k),
                     initial_state_sensitivities=k in self.x0_pos,
-                    x_limit=1e3 * max(float(np.max(np.abs(r.x))), 1e-300) + abs(x0s[k][0]),
+                    x_limit=1e3 * max(float(np.max(np.abs(r.x))), 1e-300) + abs(x0s[k][0]), method=self.method[k],
                 )
             )
+            if sims[-1].method.startswith("sdirk"):
+                self.method[k] = "sdirk"
             if not sims[-1].success:
                 break
         self.nfev += 1

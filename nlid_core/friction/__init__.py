@@ -1,0 +1,1 @@
+"""Dynamic friction: staged LuGre identification and simulated friction experiments."""
