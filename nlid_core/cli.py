@@ -1,7 +1,8 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
 Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`),
-``terms``, ``example``, ``excitation``, ``design``; model and parameter
+``friction identify`` (:mod:`nlid_core._cli_friction`), ``terms``,
+``example``, ``excitation``, ``design``; model and parameter
 options in :mod:`nlid_core._cli_model`.
 
 Exit status: 0 success; 1 the identification or simulation ran but failed
@@ -167,6 +168,7 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from ._cli_friction import add_friction_parser
     from ._cli_model import add_model_options
     from ._cli_simulate import add_simulate_parser
     from .estimate import INITIAL_STATES, METHODS
@@ -256,6 +258,7 @@ def _build_parser() -> argparse.ArgumentParser:
     terms.add_argument("--json", action="store_true", help="print the table as JSON")
 
     add_simulate_parser(sub, ident)
+    add_friction_parser(sub, ident)
     return p
 
 
@@ -465,6 +468,17 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _friction(args: argparse.Namespace) -> int:
+    from ._cli_friction import format_friction_report, run_friction
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nothing but the error line goes to stderr
+        status, result = run_friction(args)
+    if not args.quiet:
+        _print_report(format_friction_report(result))
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status.
 
@@ -480,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                       "design": _design, "simulate": _simulate}[args.command]
+                       "design": _design, "simulate": _simulate, "friction": _friction}[args.command]
             status = handler(args)
         del caught
         return status

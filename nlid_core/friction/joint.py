@@ -18,7 +18,7 @@ is how stage 2 carries stage 1's uncertainty over.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -152,8 +152,10 @@ def evaluate(data: JointData, values: Mapping[str, float], offsets: FloatArray, 
 
 
 def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
-          offsets: FloatArray | None = None, max_nfev: int = 100) -> JointSolution:
-    """Least squares over the parameters ``free`` and every record's offset, from ``values``."""
+          offsets: FloatArray | None = None, max_nfev: int = 100,
+          progress: Callable[[float, str], None] | None = None) -> JointSolution:
+    """Least squares over the parameters ``free`` and every record's offset, from ``values``;
+    ``progress(fraction, message)`` is called after each evaluation."""
     names = data.model.param_names
     nrec = len(data.records)
     p = len(names)
@@ -162,6 +164,7 @@ def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
     sig = np.asarray(data.sigma, dtype=np.float64)
     cols = [names.index(n) for n in free] + [p + k for k in range(nrec)]
     cache: dict[bytes, tuple[FloatArray, FloatArray | None]] = {}
+    count = [0]
 
     def unpack(u: FloatArray) -> tuple[dict[str, float], FloatArray]:
         vals = dict(values)
@@ -175,6 +178,9 @@ def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
             cache.clear()
             vals, off = unpack(u)
             cache[key] = evaluate(data, vals, off)
+            count[0] += 1
+            if progress is not None:
+                progress(min(count[0] / max_nfev, 1.0), f"evaluation {count[0]}")
         return cache[key]
 
     def fun(u: FloatArray) -> FloatArray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +32,7 @@ from scipy import stats
 from scipy.optimize import least_squares
 
 from ..errors import DataValidationError, ModelSpecError
-from ..estimate import FitOptions, ParameterEstimate, identify
+from ..estimate import FitOptions, ParameterEstimate, ProgressFn, identify
 from ..models import TermModel
 from ..params import FloatArray, ParameterSet
 from ..record import Record
@@ -42,7 +42,8 @@ from .joint import JointData
 from .plateaus import Plateau, PlateauDetection, find_plateaus
 from .steady import CURVES, CurveFit, curve_force, fit_curve
 
-__all__ = ["FrictionOptions", "Stage", "FrictionResult", "identify_friction", "LUGRE_MODEL", "STAGE1", "STAGE2"]
+__all__ = ["FrictionOptions", "Stage", "PreslidingFit", "FrictionResult", "SteadyReplay", "identify_friction",
+           "replay_steady", "parameter_set", "LUGRE_MODEL", "STAGE1", "STAGE2"]
 
 #: The model identified: a mass with LuGre friction.
 LUGRE_MODEL = "m0,lugre"
@@ -307,6 +308,8 @@ def identify_friction(
     steady: Sequence[Record] | Record,
     presliding: Sequence[Record] | Record = (),
     options: FrictionOptions | None = None,
+    *,
+    progress: ProgressFn | None = None,
 ) -> FrictionResult:
     """Identify LuGre friction in stages from velocity-staircase and pre-sliding records.
 
@@ -317,6 +320,8 @@ def identify_friction(
     presliding : Record or sequence of Record
         Records ``t, f, x`` below breakaway (force chirp, sine or slow ramp), starting at rest.
     options : FrictionOptions or None
+    progress : callable or None
+        ``progress(stage, fraction, message)``, stage one of "steady", "presliding", "polish".
 
     Returns
     -------
@@ -345,7 +350,14 @@ def identify_friction(
     mass = fixed.get("m0")
     stages: list[Stage] = []
 
+    def report(stage: str) -> Callable[[float, str], None] | None:
+        if progress is None:
+            return None
+        return lambda frac, msg: progress(stage, frac, msg)
+
     # ---------------------------------------------------------------- stage 1: plateaus and the steady curve
+    if progress is not None:
+        progress("steady", 0.0, "finding plateaus")
     t0 = time.perf_counter()
     detections = tuple(find_plateaus(r, mass=mass, block_s=opts.block_s, min_duration_s=opts.min_duration_s,
                                      settle_fraction=opts.settle_fraction, rel_tol=opts.rel_tol,
@@ -402,11 +414,12 @@ def identify_friction(
     ps = model.default_parameters().with_values(values, clip=True)
     ps = ps.fix(*[n for n in model.param_names if n not in s2_free]).free(*s2_free)
     data = JointData(model=model, records=tuple(srecs), sigma=tuple(_noise_level(r.x) for r in srecs))
-    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev)
+    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev, progress=report("presliding"))
     nfev2 = sol.nfev
     if not sol.success:
         for mult in (0.3, 3.0):
-            sol2 = joint.solve(data, {**ps.as_dict(), "sigma0": k_start * mult}, s2_free, max_nfev=opts.max_nfev)
+            sol2 = joint.solve(data, {**ps.as_dict(), "sigma0": k_start * mult}, s2_free, max_nfev=opts.max_nfev,
+                               progress=report("presliding"))
             nfev2 += sol2.nfev
             if sol2.success and (not sol.success or sol2.cost < sol.cost):
                 sol = sol2
@@ -467,7 +480,7 @@ def identify_friction(
     if opts.polish:
         t0 = time.perf_counter()
         pdata = dataclasses.replace(data, points=tuple(points), weights=_curve_weights(points, values, lugre_curve))
-        pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev)
+        pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=report("polish"))
         timing["stage3_s"] = time.perf_counter() - t0
         if pol.success:
             Jp = pol.jacobian[:, [pol.names.index(n) for n in names]
@@ -657,7 +670,7 @@ def _verdict(pre: Sequence[PreslidingFit], curves: Mapping[str, CurveFit], value
             if dynamic else
             "No pre-sliding motion above the noise: a static friction model (the fitted curve) may suffice.")
     evidence["dynamic_needed"] = dynamic
-    return head + (" " + "; ".join(parts) + "." if parts else ""), evidence
+    return head + (" Evidence: " + "; ".join(parts) + "." if parts else ""), evidence
 
 
 def _failed(model: TermModel, stages: Sequence[Stage], detections: tuple[PlateauDetection, ...],
@@ -678,3 +691,62 @@ def _failed(model: TermModel, stages: Sequence[Stage], detections: tuple[Plateau
 def parameter_set(result: FrictionResult) -> ParameterSet:
     """The identified values as a ParameterSet of ``m0,lugre`` (for simulation)."""
     return result.model.default_parameters().with_values(result.values, clip=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SteadyReplay:
+    """The identified friction along a staircase record's measured motion.
+
+    Attributes
+    ----------
+    record : str
+    t : (n,) ndarray, s
+    v : (n,) ndarray, m/s
+        Measured velocity.
+    measured : (n,) ndarray, N
+        Friction from the data, ``f − m·a`` (a the Savitzky–Golay derivative of v; m = the identified or
+        given mass).
+    lugre : (n,) ndarray, N
+        LuGre friction with its bristle state driven by the measured x, v.
+    static : (n,) ndarray, N
+        The static Stribeck curve at the measured velocity (same Fc, Fs, vs, σ2).
+    nrmse_lugre, nrmse_static : float
+        RMS error over the rms of ``measured``.
+    """
+
+    record: str
+    t: FloatArray
+    v: FloatArray
+    measured: FloatArray
+    lugre: FloatArray
+    static: FloatArray
+    nrmse_lugre: float
+    nrmse_static: float
+
+
+def replay_steady(result: FrictionResult, record: Record) -> SteadyReplay:
+    """Compare the identified LuGre (and its static curve) with the friction measured on ``record``.
+
+    Raises
+    ------
+    DataValidationError
+        The record has no measured velocity.
+    """
+    from ..signals.savgol import savgol_derivative
+
+    if record.v is None or "v" in record.derived:
+        raise DataValidationError(f"record `{record.name}` has no measured velocity `v`")
+    vals = result.values
+    theta = np.array([vals[n] for n in result.model.param_names])
+    v = np.asarray(record.v)
+    a = savgol_derivative(v, record.dt)
+    measured = record.f - vals["m0"] * a
+    lugre = result.model.state_force(theta, record.t, record.x, v) + result.model.force(
+        theta, record.x, v, np.zeros_like(v))
+    static = curve_force("stribeck", vals, v)
+    scale = float(np.sqrt(np.mean(measured**2))) or 1.0
+    return SteadyReplay(
+        record=record.name, t=record.t, v=v, measured=measured, lugre=lugre, static=static,
+        nrmse_lugre=float(np.sqrt(np.mean((lugre - measured) ** 2))) / scale,
+        nrmse_static=float(np.sqrt(np.mean((static - measured) ** 2))) / scale,
+    )

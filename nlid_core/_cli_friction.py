@@ -1,0 +1,107 @@
+"""``python -m nlid_core friction identify``: staged LuGre identification from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .errors import NlidError
+
+__all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
+
+#: Options of ``identify`` that ``friction identify`` takes as they are (loading the records).
+SHARED_OPTIONS = ("columns", "units", "fs", "resample")
+
+
+def add_friction_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
+    """Add ``friction identify``; its loading options are ``identify``'s own."""
+    fr = sub.add_parser("friction", help="dynamic friction: staged LuGre identification")
+    fsub = fr.add_subparsers(dest="friction_command", required=True, parser_class=type(fr))
+    fi = fsub.add_parser(
+        "identify", help="identify LuGre friction in stages: steady curve, pre-sliding, optional joint polish",
+        description="Stage 1 finds the constant-velocity plateaus of the velocity-staircase records (--steady:"
+                    " columns t, f, x, v; f the drive force, v measured) and fits Fc, Fs, vs, sigma2 to the"
+                    " steady friction curve; stage 2 fits sigma0, sigma1 (and m0 unless fixed) to the"
+                    " pre-sliding records (--presliding: t, f, x, below breakaway, from rest) by output error with"
+                    " the stage-1 values fixed; --polish refits everything jointly.")
+    fi.add_argument("--steady", action="append", required=True, metavar="FILE",
+                    help="velocity-staircase record (repeatable)")
+    fi.add_argument("--presliding", action="append", default=[], metavar="FILE",
+                    help="pre-sliding record below breakaway (repeatable)")
+    fi.add_argument("--fix", metavar="NAME=VALUE,...",
+                    help="held parameters among m0,sigma0,sigma1,sigma2,Fc,Fs,vs (SI); m0 is the known moving mass")
+    fi.add_argument("--polish", action="store_true", help="stage 3: joint fit of every free parameter")
+    fi.add_argument("--min-plateau", type=float, default=0.2, metavar="S",
+                    help="shortest accepted plateau after settling (s, default 0.2)")
+    fi.add_argument("--json", metavar="OUT", help="write the result as JSON")
+    fi.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    for action in identify._actions:
+        if action.dest in SHARED_OPTIONS:
+            fi._add_action(action)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}" if math.isfinite(v) else "-"
+
+
+def format_friction_report(result: Any) -> str:
+    """Text report: parameters, stages with what each fixed and estimated, plateaus, verdict."""
+    from .friction.staged import FrictionResult
+
+    assert isinstance(result, FrictionResult)
+    lines = [f"{'success' if result.success else 'FAILED'}: {result.message}", "",
+             f"{'parameter':10s} {'value':>13s} {'stderr':>11s}   {int(100 * result.confidence)} % interval"
+             f"{'':14s} unit       flags"]
+    for e in result.estimates:
+        lines.append(f"{e.name:10s} {_fmt(e.value):>13s} {_fmt(e.stderr):>11s}   "
+                     f"[{_fmt(e.ci[0])}, {_fmt(e.ci[1])}]".ljust(58) + f" {e.unit:10s} {','.join(e.flags)}")
+    for s in result.stages:
+        lines += ["", f"stage: {s.name} ({s.time_s:.2f} s) — {s.message}",
+                  f"  estimated: {', '.join(s.estimated) or '-'}",
+                  "  fixed: " + (", ".join(f"{k}={v:.6g} ({src})" for k, (v, src) in s.fixed.items()) or "-"),
+                  f"  why: {s.why}"]
+        lines += [f"  {n}" for n in s.notes]
+    if result.verdict:
+        lines += ["", result.verdict]
+    if result.warnings:
+        lines += ["", "warnings:"] + [f"  {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
+    """Run ``friction identify``: (exit status: 0 on success, 1 when a stage failed; the FrictionResult)."""
+    from ._cli_model import parse_values
+    from .friction.staged import FrictionOptions, identify_friction
+    from .guard import load_records_guarded
+
+    fixed = parse_values(args.fix, "--fix")
+    if not args.min_plateau > 0:
+        raise NlidError(f"`--min-plateau` must be positive, got {args.min_plateau}")
+    options = FrictionOptions(fixed=fixed, polish=args.polish, min_duration_s=args.min_plateau)
+    steady = load_records_guarded(args.steady, columns=args.columns, units=args.units, resample=args.resample,
+                                  fs=args.fs)
+    pre = load_records_guarded(args.presliding, columns=args.columns, units=args.units, resample=args.resample,
+                               fs=args.fs) if args.presliding else ()
+    result = identify_friction(steady, pre, options)
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(_clean(result.to_dict()), indent=2, allow_nan=False))
+        except OSError as exc:
+            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    return (0 if result.success else 1), result
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: non-finite floats become None, numpy scalars plain numbers."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
