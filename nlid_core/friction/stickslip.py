@@ -31,16 +31,17 @@ Why a static model misses (default configuration: m = 1 kg, k = 500 N/m, v_b = 1
 default LuGre truth of :mod:`nlid_core.friction.experiments`). In LuGre the "stuck" mass is held
 by the bristles: while the spring force rises at about ``k·v_b`` the bristles creep (the relative
 velocity stays at 1–10 % of ``v_b``, growing towards breakaway), so (i) the spring loads more
-slowly than the belt moves, (ii) breakaway happens below Fs (about 1.46 N for Fs = 1.5 N under
-this force rate: the bristle creep turns into sliding before the force reaches the static
-level), and (iii) during the slip the friction lags the velocity (the bristles relax over
+slowly than the belt moves, (ii) breakaway happens below Fs (the spring force peaks at about
+1.475 N for Fs = 1.5 N under this force rate: the bristle creep turns into sliding before the
+force reaches the static level), and (iii) during the slip the friction lags the velocity (the bristles relax over
 ``Fs/(σ0·|w|)``). The static Stribeck model sticks rigidly and breaks away at Fs exactly, so
 its cycle is longer and larger: +4.6 % in period and +7.8 % in amplitude here; Coulomb +
 viscous (no velocity weakening) has no stick-slip at all. LuGre with σ0 within ±10 %, σ1 within
-±25 %, vs within ±5 % and σ2 within ±2 % stays within 1 % of the truth's period and amplitude.
-Errors in Fs and Fc are amplified, because the amplitude scales with the friction drop
-``Fs − Fc``: 2 % in Fs alone changes the period by about 5 % and the amplitude by about 6 %, so
-reproducing the cycle within 2 % needs Fs and Fc within about 0.5 %.
+±25 %, vs within ±5 % and σ2 within ±2 % stays within 0.9 % of the truth's period and 1.1 % of
+its amplitude (all 16 corners). Errors in Fs and Fc are amplified, because the cycle scales
+with the friction drop ``Fs − Fc``: +2 % in Fs alone changes the period by +5.4 % and the
+amplitude by +6.0 %, +2 % in Fc by −3.7 % and −4.1 %; reproducing the cycle within 2 % needs
+Fs and Fc within about 0.2 % (opposite errors add).
 """
 
 from __future__ import annotations
@@ -311,7 +312,8 @@ def _measure(t: FloatArray, x: FloatArray, w: FloatArray, k: float, v_belt: floa
     if not limit:
         return {**none, "stick_fraction": stick, "cycles": 0, "message": (
             f"no stick-slip limit cycle: successive cycles differ by {100 * spread:.3g} % (decaying or irregular "
-            f"oscillation about x = {mean:.6g} m, spring force {k * mean:.6g} N); try a longer duration_s")}
+            f"oscillation about x = {mean:.6g} m, spring force {k * mean:.6g} N); a longer duration_s tells a decaying "
+            "oscillation from slowly settling cycles")}
     sticks = stick > 0.0
     kind = "stick-slip" if sticks else "oscillation without sticking"
     return {"period_s": period, "amplitude_m": amp, "force_amplitude_n": k * amp,
