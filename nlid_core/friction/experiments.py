@@ -87,6 +87,7 @@ __all__ = [
     "friction_example",
     "staircase_levels",
     "steady_friction",
+    "presliding_natural_frequency_hz",
 ]
 
 FloatArray = NDArray[np.float64]
