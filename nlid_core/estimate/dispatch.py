@@ -15,9 +15,11 @@ from ..params import ParameterSet
 from ..record import Record
 from ..simulate import warm_up
 from ._threads import with_single_blas_thread
+from .hysteretic_start import grid_parameters, hysteretic_start
 from .oe_fit import output_error
 from .options import FitOptions, ProgressFn
 from .prepare import _check_records, _params_for, positive_mass
+from .redundancy import flag_redundancies
 from .results import FitResult
 from .robust_start import _robust_start
 from .tally import numerical_warnings
@@ -59,7 +61,7 @@ def identify(
         values) are not printed but listed, counted, in ``warnings``.
     """
     with numerical_warnings() as tally:
-        fit = _identify(records, terms, params, options, progress)
+        fit = flag_redundancies(_identify(records, terms, params, options, progress))
     if not tally:
         return fit
     return dataclasses.replace(fit, warnings=fit.warnings + tally.lines())
@@ -130,7 +132,7 @@ def _identify(
     recs = _check_records(records)
     compile_s = warm_up() + _warm_linear_algebra() + model.compile() + _warm_equation_error(model, recs)
     t_start = time.perf_counter()
-    ee_s = oe_s = 0.0
+    ee_s = oe_s = start_s = 0.0
     stages: dict[str, Mapping[str, float]] = {}
     warns: list[str] = []
     if progress:
@@ -149,6 +151,16 @@ def _identify(
             stages["equation-error"] = ee.values
             start_params = ee.parameters
             start_params = positive_mass(start_params, model, recs)  # the bounded solve may put m0 on its bound 0
+            if grid_parameters(model, start_params):  # state-carrying terms at neutral defaults: search their starts
+                if progress:
+                    progress("hysteretic-start", 0.0, "start values of the state-carrying terms")
+                found = hysteretic_start(recs, model, start_params, opts)
+                start_s = found.seconds
+                stages["hysteretic-start"] = found.parameters.as_dict()
+                start_params = found.parameters
+                recs = found.records  # with derived velocity: the simulators' substeps follow its range
+                if not found.success:
+                    warns.append(f"start values of the state-carrying terms: {found.message}")
         if progress:
             progress("output-error", 0.0, "output error")
         seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress)
@@ -158,7 +170,7 @@ def _identify(
         if seg_note:
             warns.append(seg_note)
         final = output_error(recs, model, start_params, opts, progress=progress)
-        oe_s = final.timing["output_error_s"] + seg_s
+        oe_s = final.timing["output_error_s"] + seg_s + start_s
         if not final.success and not user_start and final.nfev == 0:
             # the equation-error start diverges: retry from its linear part
             lin = {n: 0.0 for n in _nonlinear_coefficients(model) if n in start_params.names and start_params[n].vary}

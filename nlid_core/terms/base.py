@@ -127,6 +127,16 @@ class TermDef:
     fast_code : int or None
         Its branch in the specialised single-DOF kernel (:mod:`nlid_core._kernels`), which must agree
         with the compiled program (checked by the contract test); None for terms it does not cover.
+    redundancies : tuple of ((str, ...), str)
+        Parameter groups ``(p0, p1, ..., pk)`` on which the model depends only through the products
+        ``p0·p1, ..., p0·pk`` (``p0`` scales out), each with the sentence a fit report gives when
+        every parameter of the group is free (the data cannot then determine them separately).
+    start_grid : tuple of (str, (float, ...))
+        Parameters of a state-carrying term searched over when no start is given, each with
+        multipliers of a reference magnitude: the value of the model's linear coefficient of the
+        same unit (a hysteretic stiffness against the linear stiffness), else the data's scale of
+        that unit (divided by ``p0`` of a redundancy group the parameter belongs to). See
+        :mod:`nlid_core.estimate.hysteretic_start`.
     """
 
     name: str
@@ -141,6 +151,8 @@ class TermDef:
     evidence: bool = False
     custom: bool = False
     fast_code: int | None = None
+    redundancies: tuple[tuple[tuple[str, ...], str], ...] = ()
+    start_grid: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params] + [s.name for s in self.states]
@@ -149,6 +161,14 @@ class TermDef:
         clash = [n for n in names if n in VARIABLES]
         if clash:
             raise ModelSpecError(f"term `{self.name}`: {clash} are variable names, not parameters or states")
+        pnames = set(self.param_names)
+        for group, _ in self.redundancies:
+            if len(group) < 2 or not set(group) <= pnames:
+                raise ModelSpecError(f"term `{self.name}`: redundancy group {group} must name >= 2 of its parameters")
+        for pname, mults in self.start_grid:
+            if pname not in pnames or not mults or not all(math.isfinite(m) for m in mults):
+                raise ModelSpecError(f"term `{self.name}`: start grid of `{pname}` must be finite multipliers of"
+                                     " one of its parameters")
 
     # ------------------------------------------------------------------ symbolic form
     @property
