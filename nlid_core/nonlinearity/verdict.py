@@ -10,13 +10,14 @@ import math
 
 import numpy as np
 
-from ..errors import ModelSpecError
+from ..errors import ModelSpecError, NlidError
 from ..record import Record
 from ..terms.registry import get_term
 from ._args import _check_record
 from .baseline import cubic_stiffness
 from .comparison import LinearCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
+from .hysteresis import HysteresisEvidence, hysteresis_evidence
 from .thresholds import _LINEAR_TERMS, FORCE_HARMONIC_DB, HARMONIC_DB, IMPROVEMENT_RATIO, LINEAR_ENOUGH, MIN_IMPROVEMENT
 
 __all__ = ["evidence_summary"]
@@ -125,8 +126,20 @@ def _model_findings(chk: LinearCheck) -> list[str]:
     return out
 
 
+def _hysteresis_findings(rec: Record, hysteresis: HysteresisEvidence | None) -> tuple[str, ...]:
+    if hysteresis is None:
+        if rec.n_dof != 1:
+            return ()
+        try:
+            hysteresis = hysteresis_evidence(rec)
+        except NlidError:  # too short or degenerate for loops: no finding, as for any other missing evidence
+            return ()
+    return hysteresis.findings
+
+
 def evidence_summary(
-    rec: Record, *, harmonics: HarmonicAnalysis | None = None, check: LinearCheck | None = None
+    rec: Record, *, harmonics: HarmonicAnalysis | None = None, check: LinearCheck | None = None,
+    hysteresis: HysteresisEvidence | None = None,
 ) -> tuple[str, ...]:
     """Short plain-language findings on the nonlinearity of a record, each backed by a number.
 
@@ -137,6 +150,9 @@ def evidence_summary(
         A harmonic analysis of ``rec`` already computed (default: :func:`harmonic_distortion`).
     check : LinearCheck or None
         A model comparison of ``rec`` already computed (default: :func:`linear_fit_check`).
+    hysteresis : HysteresisEvidence or None
+        Loop and reversal evidence of ``rec`` already computed (default: :func:`.hysteresis.hysteresis_evidence`
+        for a one-DOF record).
 
     Returns
     -------
@@ -144,13 +160,16 @@ def evidence_summary(
         Findings on harmonics (threshold ``HARMONIC_DB``, held over ``SUSTAIN_WINDOWS`` windows; force
         distortion above ``FORCE_HARMONIC_DB``) and on the model comparison (a term counts when it
         lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and ``MIN_IMPROVEMENT``; the sign of the cubic
-        stiffness names a hardening or softening spring).
+        stiffness names a hardening or softening spring), then on hysteresis and friction (loops that
+        persist at low frequency; a force step at velocity reversals: :mod:`.hysteresis`).
     """
     rec = _check_record(rec)
     if harmonics is not None and not isinstance(harmonics, HarmonicAnalysis):
         raise ModelSpecError(f"`harmonics` must be a HarmonicAnalysis or None, got {type(harmonics).__name__}")
     if check is not None and not isinstance(check, LinearCheck):
         raise ModelSpecError(f"`check` must be a LinearCheck or None, got {type(check).__name__}")
+    if hysteresis is not None and not isinstance(hysteresis, HysteresisEvidence):
+        raise ModelSpecError(f"`hysteresis` must be a HysteresisEvidence or None, got {type(hysteresis).__name__}")
     h = harmonics if harmonics is not None else harmonic_distortion(rec)
     chk = check if check is not None else linear_fit_check(rec)
-    return (*_harmonic_findings(h), *_model_findings(chk))
+    return (*_harmonic_findings(h), *_model_findings(chk), *_hysteresis_findings(rec, hysteresis))
