@@ -113,6 +113,8 @@ def test_only_terms_with_a_start_grid_are_searched() -> None:
     assert set(grid_parameters(model, model.default_parameters())) == {"alpha", "gamma", "delta"}
     user = model.default_parameters().fix("alpha", "gamma", "delta")
     assert grid_parameters(model, user) == {}
+    given = model.default_parameters({"alpha": 4e4})
+    assert set(grid_parameters(model, given)) == {"gamma", "delta"}, "a start the user gave is kept"
     for terms in ("m0,c1,k1,lugre", "m0,c1,k1,k3"):
         other = TermModel(terms)
         assert grid_parameters(other, other.default_parameters()) == {}

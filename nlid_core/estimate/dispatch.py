@@ -49,14 +49,21 @@ def identify(
         values; defaults from the term library.
     options : FitOptions or None
         Default: two-stage, displacement output, initial states ``"auto"``
-        (at rest when a record starts at rest, else estimated).
+        (at rest when a record starts at rest, else estimated). Without
+        given start values, state-carrying terms that declare a start grid
+        (Bouc-Wen) get theirs from :mod:`.hysteretic_start` after the
+        equation-error stage (stage ``"hysteretic-start"``).
     progress : callable or None
         ``progress(stage, fraction, message)``.
 
     Returns
     -------
     FitResult
-        With ``timing`` = compile_s, equation_error_s, output_error_s, total_s.
+        With ``timing`` = compile_s, equation_error_s, output_error_s, total_s
+        (the start search of state-carrying terms counts as output error).
+        Parameter groups a term declares redundant (Bouc-Wen's β, γ, δ) are
+        flagged ``unidentifiable`` and explained in words when all are free
+        (:mod:`.redundancy`).
         Floating-point problems met on the way (numpy overflow, invalid
         values) are not printed but listed, counted, in ``warnings``.
     """

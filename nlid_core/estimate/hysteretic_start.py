@@ -23,7 +23,8 @@ search in :attr:`~nlid_core.terms.base.TermDef.start_grid`; this module, called 
 
 Equation error with derived accelerations is biased (errors in variables), which is why it only
 ranks the grid and output error decides. Models whose terms declare no grid, or whose grid
-parameters are all fixed or given by the user, are left alone.
+parameters are all fixed or given by the user (a value other than the term's default), are left
+alone.
 """
 
 from __future__ import annotations
@@ -89,11 +90,14 @@ class HystereticStart:
 def grid_parameters(model: TermModel, params: ParameterSet) -> dict[str, tuple[float, ...]]:
     """The model's free parameters that a term's ``start_grid`` names, with their multipliers.
 
+    A parameter that is fixed, or whose value differs from its term's default (a start the user
+    gave), is not searched: it keeps its value.
+
     Parameters
     ----------
     model : TermModel
     params : ParameterSet
-        Free/fixed flags.
+        Values and free/fixed flags.
 
     Returns
     -------
@@ -105,9 +109,10 @@ def grid_parameters(model: TermModel, params: ParameterSet) -> dict[str, tuple[f
         if not spec.start_grid:
             continue
         names = dict(zip(spec.param_names, model.param_names[int(first): int(first) + spec.n_params], strict=True))
+        defaults = {p.name: p.default for p in spec.params}
         for local, mults in spec.start_grid:
             name = names[local]
-            if params[name].vary:
+            if params[name].vary and params[name].value == defaults[local]:
                 out[name] = tuple(float(m) for m in mults)
     return out
 
