@@ -31,7 +31,7 @@ from ..simulate import simulate
 from .plateaus import Plateau
 from .steady import curve_force
 
-__all__ = ["JointData", "JointSolution", "evaluate", "solve", "CURVE_PARAMS"]
+__all__ = ["JointData", "JointSolution", "evaluate", "solve", "noise_levels", "sandwich_covariance", "CURVE_PARAMS"]
 
 #: Parameters the steady curve depends on.
 CURVE_PARAMS = ("Fc", "Fs", "vs", "sigma2")
@@ -196,7 +196,7 @@ def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
     lb = np.concatenate([[0.0 if n in _NONNEGATIVE else 1e-9 for n in free], np.full(nrec, -np.inf)])
     r0 = fun(u0)
     sol = least_squares(fun, u0, jac=jac, bounds=(lb, np.full(u0.size, np.inf)), method="trf", x_scale="jac",
-                        xtol=1e-10, ftol=1e-10, gtol=1e-10, max_nfev=max_nfev)
+                        xtol=1e-7, ftol=1e-6, gtol=1e-8, max_nfev=max_nfev)
     vals, off = unpack(sol.x)
     r, J = evaluate(data, vals, off)
     assert J is not None
@@ -216,3 +216,107 @@ def noise_levels(data: JointData, residual: FloatArray, n_free: int) -> tuple[fl
         row += r.n
         out.append(math.sqrt(float(part @ part) / max(r.n - n_free / max(len(data.records), 1) - 1, 1)))
     return tuple(out)
+
+
+def _correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
+    """First lag at which the residual's autocorrelation falls below ``threshold`` (by FFT)."""
+    n = r.size
+    x = r - r.mean()
+    spec = np.fft.rfft(x, 2 * n)
+    acf = np.fft.irfft(spec * np.conj(spec))[:n]
+    if acf[0] <= 0:
+        return 0
+    acf = acf / acf[0]
+    below = np.flatnonzero(np.abs(acf) < threshold)
+    return int(below[0]) if below.size else n
+
+
+def sandwich_covariance(J: FloatArray, r: FloatArray, blocks: Sequence[tuple[int, int]]) -> tuple[FloatArray, int]:
+    r"""Covariance of a least-squares estimate whose residual may be coloured, and the lag window used.
+
+    :math:`C = A^{-1} \Omega A^{-1}` with :math:`A = J^T J` and the Newey–West estimate
+    :math:`\Omega = \sum_{|l| \le L} (1 - |l|/(L+1)) \sum_t s_t s_{t-l}^T`, :math:`s_t = J_t r_t`, summed
+    within each block of rows (a record; rows of different blocks, and rows in no block, are independent).
+    The window ``L`` is
+    three times the lag at which the residual's autocorrelation falls below 0.05 (at most a twentieth of
+    the block). For white residuals (L = 0) this is the usual :math:`\hat s^2 A^{-1}` up to the factor
+    n/(n − p). A force measured with noise drives the simulated displacement with filtered noise: the
+    residual is then coloured and the plain formula would understate the uncertainty.
+    (Newey and West, Econometrica 55(3), 1987, doi:10.2307/1913610.)
+    """
+    norms = np.linalg.norm(J, axis=0)
+    norms[norms == 0] = 1.0
+    Js = J / norms
+    _, sv, vt = np.linalg.svd(Js, full_matrices=False)
+    keep = sv > 1e-12 * sv[0]
+    a_inv = (vt[keep].T / sv[keep] ** 2) @ vt[keep]
+    s_all = Js * r[:, None]
+    omega = s_all.T @ s_all
+    lag_max = 0
+    for b0, b1 in blocks:
+        sc = s_all[b0:b1]
+        m = b1 - b0
+        lag = min(3 * _correlation_length(r[b0:b1]), max(m // 20, 0))
+        lag_max = max(lag_max, lag)
+        for l_ in range(1, lag + 1):
+            g = sc[l_:].T @ sc[:-l_]
+            omega += (1.0 - l_ / (lag + 1)) * (g + g.T)
+    p = int(keep.sum())
+    n = J.shape[0]
+    cov = a_inv @ omega @ a_inv * (n / max(n - p, 1))
+    return np.asarray(cov / np.outer(norms, norms)), lag_max
+
+
+def input_noise_effect(data: JointData, values: Mapping[str, float], offsets: FloatArray, jac_free: FloatArray,
+                       noise_f: Sequence[float], *, draws: int = 16, rng: np.random.Generator | int | None = 0
+                       ) -> tuple[FloatArray, FloatArray]:
+    r"""Covariance and mean of the estimate's shift caused by noise on the measured force (linearised
+    parametric bootstrap).
+
+    The model is simulated from the measured force plus ``draws`` fresh white-noise sequences of the
+    records' force-noise levels ``noise_f``; each change of the simulated displacement ``δx`` moves the
+    estimate by one Gauss–Newton step, :math:`\delta\theta = -(J^T J)^{-1} J^T \delta x/\sigma` (``jac_free``:
+    the normalised Jacobian over the free parameters and the offsets). The force noise drives the
+    displacement through the dynamics (pre-sliding creep integrates it), so its effect is coloured and
+    non-stationary, which a residual-based covariance does not capture. Rows of the curve points (if any)
+    get no noise.
+
+    Returns
+    -------
+    cov : (q, q) ndarray
+        Sample covariance of δθ over the draws.
+    mean : (q,) ndarray
+        Mean shift (the force noise's bias of the estimate, to first order).
+    """
+    gen = np.random.default_rng(rng)
+    names = data.model.param_names
+    theta = np.array([float(values[n]) for n in names])
+    base = _simulations(data, theta, False)
+    if base is None:
+        q = jac_free.shape[1]
+        return np.full((q, q), np.inf), np.zeros(q)
+    norms = np.linalg.norm(jac_free, axis=0)
+    norms[norms == 0] = 1.0
+    Js = jac_free / norms
+    _, sv, vt = np.linalg.svd(Js, full_matrices=False)
+    keep = sv > 1e-12 * sv[0]
+    pinv = (vt[keep].T / sv[keep]) @ np.linalg.svd(Js, full_matrices=False)[0][:, keep].T
+    shifts = []
+    npts = len(data.points)
+    for _ in range(draws):
+        parts = [np.zeros(npts)]
+        for k, r in enumerate(data.records):
+            e = float(noise_f[k]) * gen.standard_normal(r.n) if noise_f[k] > 0 else np.zeros(r.n)
+            sim = simulate(data.model, r.t, r.f + e, theta, (0.0, 0.0), method="sdirk")
+            if not sim.success:
+                continue
+            parts.append((sim.x - base[k][0]) / data.sigma[k])
+        dr = np.concatenate(parts)
+        if dr.size != jac_free.shape[0]:
+            continue
+        shifts.append(-(pinv @ dr) / norms)
+    if len(shifts) < 2:
+        q = jac_free.shape[1]
+        return np.full((q, q), np.inf), np.zeros(q)
+    arr = np.array(shifts)
+    return np.atleast_2d(np.cov(arr, rowvar=False)), arr.mean(axis=0)

@@ -14,9 +14,10 @@ Algorithm
    one candidate plateau.
 3. A candidate is trimmed (its first ``settle_fraction``, where the loop is still settling) and
    judged, each rejection with its reason: too short; velocity below the noise; velocity sign
-   changes or relative velocity scatter above ``max_scatter`` (stick-slip or hunting of the loop);
-   velocity or force drifting over the plateau by more than ``rel_tol`` (unsettled, tested against
-   the standard error of the trend so that noise alone never rejects).
+   changes or relative velocity scatter above ``max_scatter`` beyond the sensor noise (stick-slip or
+   hunting of the loop); velocity or force still drifting (a trend beyond three of its standard errors
+   and larger than the uncertainty of the plateau's mean, or than ``rel_tol``: unsettled; the leading
+   half of the window is then dropped and the rest judged again, twice at most).
 4. The friction force of an accepted plateau is the mean of ``f − m·a`` (``m·a`` from the velocity
    change over the plateau, zero when no mass is given); its standard error and that of the mean
    velocity come from batch means (ten batches), which stays honest when the samples are
@@ -251,6 +252,19 @@ def _merge_short(segments: list[tuple[int, int]], min_blocks: int) -> list[tuple
 
 def _judge(t: FloatArray, f: FloatArray, v: FloatArray, i0: int, i1: int, min_n: int, noise_v: float,
            mass: float | None, rel_tol: float, max_scatter: float) -> Plateau:
+    """Judge one candidate; while the force or velocity still settles significantly, the leading half of
+    the window is dropped (twice at most, keeping at least ``min_n`` samples)."""
+    plateau = _judge_window(t, f, v, i0, i1, min_n, noise_v, mass, rel_tol, max_scatter)
+    for _ in range(2):
+        if plateau.accepted or "settl" not in plateau.reason or (i1 - i0) // 2 < min_n:
+            break
+        i0 = i0 + (i1 - i0) // 2
+        plateau = _judge_window(t, f, v, i0, i1, min_n, noise_v, mass, rel_tol, max_scatter)
+    return plateau
+
+
+def _judge_window(t: FloatArray, f: FloatArray, v: FloatArray, i0: int, i1: int, min_n: int, noise_v: float,
+                  mass: float | None, rel_tol: float, max_scatter: float) -> Plateau:
     tt, ff, vv = t[i0:i1], f[i0:i1], v[i0:i1]
     vm, vse = _batch_mean(vv)
     inertia = 0.0
@@ -264,16 +278,18 @@ def _judge(t: FloatArray, f: FloatArray, v: FloatArray, i0: int, i1: int, min_n:
         reason = f"too short ({vv.size * (t[1] - t[0]):.3g} s after settling)"
     elif abs(vm) < 3 * max(vse, noise_v / math.sqrt(vv.size)):
         reason = "velocity indistinguishable from zero (standstill)"
-    elif np.any(np.sign(vv) != np.sign(vm)) and scatter > max_scatter:
+    elif np.any(np.sign(vv) != np.sign(vm)) and scatter > max_scatter and np.std(vv) > 3 * noise_v:
         reason = f"velocity reverses within the plateau (stick-slip or hunting; scatter {100 * scatter:.0f} %)"
     elif scatter > max_scatter and np.std(vv) > 3 * noise_v:
         reason = f"velocity not steady (scatter {100 * scatter:.0f} % of its mean; stick-slip or hunting)"
     else:
+        # a trend matters when it is real (beyond 3 standard errors of the trend) and larger than the
+        # uncertainty claimed for the plateau's mean (or than rel_tol, whichever is smaller)
         dv, dv_se = _trend(tt, vv)
         df, df_se = _trend(tt, ff)
-        if abs(dv) > rel_tol * abs(vm) and abs(dv) > 3 * dv_se:
-            reason = f"velocity drifts {100 * dv / abs(vm):+.1f} % over the plateau (loop not settled)"
-        elif abs(df) > rel_tol * abs(fm) and abs(df) > 3 * df_se:
-            reason = f"force drifts {100 * df / abs(fm):+.1f} % over the plateau (loop not settled)"
+        if abs(dv) > 3 * dv_se and abs(dv) > min(rel_tol * abs(vm), 2 * vse):
+            reason = f"velocity drifts {100 * dv / abs(vm):+.2g} % over the plateau (loop not settled)"
+        elif abs(df) > 3 * df_se and abs(df) > min(rel_tol * abs(fm), 2 * fse):
+            reason = f"force drifts {100 * df / abs(fm):+.2g} % over the plateau (friction not settled)"
     return Plateau(start=i0, stop=i1, t_start_s=float(tt[0]), t_stop_s=float(tt[-1]), velocity=vm, velocity_se=vse,
                    force=fm, force_se=fse, scatter=scatter, accepted=not reason, reason=reason)

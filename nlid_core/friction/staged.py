@@ -80,6 +80,8 @@ class FrictionOptions:
     rel_tol: float = 0.02
     max_scatter: float = 0.1
     max_nfev: int = 100
+    draws: int = 16
+    seed: int = 0
 
     def __post_init__(self) -> None:
         names = ("m0", *PARAMS)
@@ -290,11 +292,16 @@ def _linear_start(recs: Sequence[Record], mass: float | None, sigma2: float) -> 
 
 
 def _noise_level(x: FloatArray) -> float:
-    """Displacement noise from the second differences (MAD; a smooth signal's second differences are
-    noise at these sampling rates): sd = MAD/0.6745/√6."""
-    d2 = np.diff(x, 2)
-    sd = float(np.median(np.abs(d2 - np.median(d2)))) / 0.6745 / math.sqrt(6.0)
-    return max(sd, 1e-9 * float(np.sqrt(np.mean(x**2))), 1e-300)
+    """White-noise level of a sampled signal: the residual of a local cubic (Savitzky–Golay, 7 points) is
+    noise for any signal with at least ~10 samples per period; its robust spread (MAD), divided by
+    √(1 − h) with h = 1/3 the smoother's central weight, estimates the noise standard deviation."""
+    from scipy.signal import savgol_filter
+
+    if x.size < 15:
+        return max(float(np.std(x)), 1e-300)
+    res = x - savgol_filter(x, 7, 3)
+    sd = float(np.median(np.abs(res - np.median(res)))) / 0.6745 / math.sqrt(1.0 - 1.0 / 3.0)
+    return max(sd, 1e-12 * float(np.sqrt(np.mean(x**2))), 1e-300)
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -440,8 +447,19 @@ def identify_friction(
     a_cols = [sol.names.index(n) for n in s2_free] + list(range(model.n_params, model.n_params + len(srecs)))
     Ja = J2all[:, a_cols]
     Jb = J2all[:, [sol.names.index(n) for n in cov_names]]
-    cov_a_cond = _inverse_information(Ja)
-    G = -cov_a_cond @ (Ja.T @ Jb)
+    blocks, row = [], 0
+    for r in srecs:
+        blocks.append((row, row + r.n))
+        row += r.n
+    cov_hac, lag2 = joint.sandwich_covariance(Ja, sol.residual * row_scale, blocks)
+    cov_a_cond = cov_hac
+    info_inv = _inverse_information(Ja)
+    noise_x = [_noise_level(r.x) for r in srecs]
+    noise_f = [_noise_level(r.f) for r in srecs]
+    cov_noise, how = _noise_covariance(data, values, offsets, Ja, info_inv, blocks, noise_x, noise_f, cov_a_cond, opts)
+    cov_a_cond = cov_noise
+
+    G = -info_inv @ (Ja.T @ Jb)
     cov_a_full = cov_a_cond + G @ cov1 @ G.T
     npar = len(s2_free)
     cov_a = cov_a_full[:npar, :npar]
@@ -452,7 +470,8 @@ def identify_friction(
     notes = tuple(
         f"{n}: ±{sc:.3g} with stage 1 held exact, ±{sa:.3g} with stage 1's uncertainty carried over"
         for n, sc, sa in zip(s2_free, se_cond, se_a, strict=True)
-    ) + tuple(f"{r.name}: displacement offset {o:.4g} m, noise {s:.3g} m" for r, o, s in
+    ) + (how,) + tuple(
+        f"{r.name}: displacement offset {o:.4g} m, noise {s:.3g} m" for r, o, s in
               zip(pre_recs, [sh[1] - off for sh, off in zip(shifted, offsets, strict=True)], sigma, strict=True))
     pre_fits = _presliding_fits(model, srecs, shifted, offsets, theta)
     stages.append(Stage(
@@ -486,11 +505,14 @@ def identify_friction(
             Jp = pol.jacobian[:, [pol.names.index(n) for n in names]
                               + list(range(model.n_params, model.n_params + len(srecs)))]
             dof_p = Jp.shape[0] - Jp.shape[1]
-            cov_p = (_inverse_information(Jp) * (2 * pol.cost / max(dof_p, 1)))[:len(names), :len(names)]
+            pblocks = [(b0 + len(points), b1 + len(points)) for b0, b1 in blocks]
+            cov_hac_p = joint.sandwich_covariance(Jp, pol.residual, pblocks)[0]
+            cov_p_full, how_p = _noise_covariance(pdata, pol.values, pol.offsets, Jp, _inverse_information(Jp), blocks,
+                                                  noise_x, noise_f, cov_hac_p, opts)
+            cov_p = cov_p_full[:len(names), :len(names)]
             new_values = {n: float(pol.values[n]) for n in names}
             nfev3, cond_p = pol.nfev, _condition(Jp[:, :len(names)])
             msg3 = f"joint polish: cost {_joint_cost(pdata, values, offsets):.6g} → {pol.cost:.6g} ({pol.message})"
-            offsets = pol.offsets
             before = {n: values[n] for n in names}
             se_before = np.sqrt(np.maximum(np.diag(cov), 0.0))
             se_after = np.sqrt(np.maximum(np.diag(cov_p), 0.0))
@@ -503,18 +525,30 @@ def identify_friction(
                                  "hold no further information on it")
                 else:
                     moved.append(f"{n}: moved {shift:+.2f} staged σ, uncertainty ×{gain:.2f}")
-            values.update(new_values)
-            cov = cov_p
-            cond = cond_p
-            dof = dof_p
+            moved.append(how_p)
+            # keep the polish only when it sharpens the estimate as a whole (log generalised variance of the
+            # relative uncertainties); otherwise the staged values stand and the stage says why
+            rel = np.array([abs(values[n]) or 1.0 for n in names])
+            worse = _log_det(cov_p / np.outer(rel, rel)) > _log_det(cov / np.outer(rel, rel))
+            if worse:
+                grown = [n for i, n in enumerate(names) if se_after[i] > se_before[i]]
+                moved.append("polish not kept: the joint fit is less certain than the staged one (the uncertainty "
+                             f"of {', '.join(grown)} grows), so the pre-sliding record adds noise, not information, "
+                             "on those; the staged values are reported")
+                warnings.append("the joint polish was less certain than the staged estimate and was not kept")
+            else:
+                values.update(new_values)
+                offsets = pol.offsets
+                cov = cov_p
+                cond = cond_p
+                dof = dof_p
             stages.append(Stage(
                 name="joint polish", records=(*(r.name for r in steady_recs), *(r.name for r in pre_recs)),
                 estimated=tuple(names), fixed={k: (v, "given") for k, v in fixed.items()},
                 why=("every free parameter at once over the plateau points and the pre-sliding displacement, from "
                      "the staged values: corrects what each stage assumed about the other"),
-                values={n: values[n] for n in names},
-                stderr={n: float(s) for n, s in zip(names, se_after, strict=True)},
-                success=True, message=msg3, nfev=nfev3, time_s=timing["stage3_s"], notes=tuple(moved),
+                values=new_values, stderr={n: float(s) for n, s in zip(names, se_after, strict=True)},
+                success=not worse, message=msg3, nfev=nfev3, time_s=timing["stage3_s"], notes=tuple(moved),
             ))
             theta = np.array([values[n] for n in model.param_names])
             pre_fits = _presliding_fits(model, srecs, shifted, offsets, theta)
@@ -523,7 +557,8 @@ def identify_friction(
     estimates, corr = _estimates(model, values, names, cov, fixed, dof, opts.confidence)
     verdict, evidence = _verdict(pre_fits, curves, values)
     return FrictionResult(
-        success=True, message="LuGre identified in stages" + (" and polished jointly" if len(stages) > 2 else ""),
+        success=True, message="LuGre identified in stages" + (
+            " and polished jointly" if len(stages) > 2 and stages[-1].success else ""),
         model=model, estimates=estimates, stages=tuple(stages), plateaus=detections, curves=curves,
         presliding=tuple(pre_fits), verdict=verdict, evidence=evidence, correlation=corr,
         correlation_names=tuple(names), condition_number=cond, warnings=tuple(warnings), timing=timing,
@@ -577,6 +612,39 @@ def _curve_weights(points: Sequence[Plateau], values: Mapping[str, float], curve
     s = np.sqrt(sf**2 + (slope * sv) ** 2)
     s2 = curve.chi2 / curve.dof if curve.dof > 0 else 1.0
     return np.asarray(1.0 / (np.maximum(s, 1e-300) * math.sqrt(max(s2, 1e-300))))
+
+
+def _noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, J: FloatArray,
+                      info_inv: FloatArray, blocks: Sequence[tuple[int, int]], noise_x: Sequence[float],
+                      noise_f: Sequence[float], cov_hac: FloatArray, opts: FrictionOptions) -> tuple[FloatArray, str]:
+    """Covariance of the pre-sliding estimate from its two noise sources, and how it was obtained.
+
+    The displacement sensor's white noise gives ``(JᵀJ)⁻¹·(σ_x/σ)²``; noise on the measured force is
+    propagated through the dynamics by :func:`.joint.input_noise_effect`. Their sum is compared with the
+    residual's Newey–West covariance (which also covers model error, but not the non-stationary drift that
+    force noise causes in pre-sliding creep): the one with the larger relative variances is reported.
+    """
+    npts = len(data.points)  # curve rows come first, already normalised by their standard errors
+    sig = np.concatenate([np.ones(npts), *(np.full(b1 - b0, data.sigma[k]) for k, (b0, b1) in enumerate(blocks))])
+    sensor = np.concatenate([np.ones(npts), *(np.full(b1 - b0, noise_x[k]) for k, (b0, b1) in enumerate(blocks))])
+    w = (sensor / sig) ** 2
+    Jw = J * np.sqrt(w)[:, None]
+    cov_sensor = info_inv @ (Jw.T @ Jw) @ info_inv
+    cov_in, _ = joint.input_noise_effect(data, values, offsets, J, noise_f, draws=opts.draws, rng=opts.seed)
+    model_cov = cov_sensor + cov_in
+    if not np.all(np.isfinite(model_cov)):
+        return cov_hac, "uncertainties from the residual (Newey-West): the force-noise propagation failed"
+    if float(np.trace(cov_hac @ np.linalg.pinv(model_cov))) > cov_hac.shape[0] * 1.5:
+        return cov_hac, ("uncertainties from the residual (Newey-West): it is larger than the sensor noise and "
+                         "the force noise explain — model error or unmodelled disturbances")
+    ratio = ", ".join(f"{1e3 * nf:.3g} mN" for nf in noise_f)
+    return model_cov, (f"uncertainties from the displacement noise ({', '.join(f'{s:.3g} m' for s in noise_x)}) and "
+                       f"the force noise ({ratio}) propagated through the dynamics ({opts.draws} draws)")
+
+
+def _log_det(c: FloatArray) -> float:
+    sign, val = np.linalg.slogdet(c)
+    return float(val) if sign > 0 else math.inf
 
 
 def _inverse_information(J: FloatArray) -> FloatArray:
