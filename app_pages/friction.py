@@ -92,7 +92,7 @@ else:
 
     # ----------------------------------------------------------------------- 2. plateaus
     st.markdown("#### 2. Constant-velocity plateaus")
-    c1, c2 = st.columns([1, 3])
+    c1, c2 = st.columns([2, 3], vertical_alignment="bottom")
     known = c1.toggle("The moving mass is known", value=True, key=state.FRICTION_FIX_MASS,
                       help="Fixed in the identification and used for the plateaus' inertia correction.")
     mass = c2.number_input("Moving mass [kg]", 0.001, 1e4, float(store.get("mass", 1.0)), key=state.FRICTION_KNOWN_MASS,
@@ -104,6 +104,7 @@ else:
         st.stop()
     st.caption(esc(detection.message))
     st.plotly_chart(ffig.fig_plateaus(steady, detection), key="fric_plateaus")
+    st.caption("Hover over a red cross for the reason a candidate was rejected; zoom in to see the slow levels.")
     with st.expander(f"Plateau candidates ({len(detection.accepted)} of {len(detection.plateaus)} accepted)"):
         tables.show(fr.plateau_table((detection,)), key="fric_plateau_table")
 
@@ -163,7 +164,7 @@ else:
                                key=state.FRICTION_DL_PLATEAUS)
 
         # ------------------------------------------------------------------- 4. stick-slip
-        with st.expander("4. Stick-slip oscillator: LuGre against the static model"):
+        with st.expander("4. Stick-slip oscillator: LuGre against the static model", expanded="stick_slip" in store):
             st.markdown("A mass on a spring (500 N/m) dragged by a belt at 1 mm/s. The identified LuGre and its "
                         "static Stribeck curve predict the stick-slip period and amplitude"
                         + (", compared with the simulated truth." if truth else "."))

@@ -39,6 +39,8 @@ CURVE_LABELS: Mapping[str, str] = {
     "coulomb-viscous": "static: Coulomb + viscous",
     "stribeck-exponent": "static: Stribeck, free exponent",
 }
+#: Legend below the plot, for figures with many entries or subplot titles.
+_LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0.0}
 _CURVE_DASH = {"stribeck": "solid", "coulomb": "dot", "coulomb-viscous": "dash", "stribeck-exponent": "dashdot"}
 
 
@@ -143,7 +145,8 @@ def fig_stribeck(result: FrictionResult, *, force_unit: str = "N", velocity_unit
                   "dash": _CURVE_DASH.get(name, "solid"), "width": 3 if name == "stribeck" else 2}))
     fig.update_xaxes(type="log", title_text=_label("speed |v|", velocity_unit))
     fig.update_yaxes(title_text=_label("friction force |F|", force_unit), rangemode="tozero")
-    return _finish(fig, "Steady friction curve: plateau points (±2 SE) and fits", height=480)
+    fig = _finish(fig, "Steady friction curve: plateau points (±2 SE) and fits", height=540)
+    return fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 150})
 
 
 def fig_presliding(fit: PreslidingFit, *, x_unit: str = "m", force_unit: str = "N", time_unit: str = "s",
@@ -183,7 +186,8 @@ def fig_presliding(fit: PreslidingFit, *, x_unit: str = "m", force_unit: str = "
     fig.update_yaxes(title_text=_label("force", force_unit), row=1, col=1)
     fig.update_xaxes(title_text=_label("time", time_unit), row=1, col=2)
     fig.update_yaxes(title_text=_label("displacement", xu), row=1, col=2)
-    return _finish(fig, f"{fit.record}: pre-sliding below breakaway (NRMSE {100 * fit.nrmse:.3g} %)", height=440)
+    fig = _finish(fig, f"{fit.record}: pre-sliding below breakaway (NRMSE {100 * fit.nrmse:.3g} %)", height=480)
+    return fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 120})
 
 
 def fig_steady_replay(replay: SteadyReplay, *, force_unit: str = "N", time_unit: str = "s",
@@ -254,7 +258,8 @@ def fig_stick_slip(truth: StickSlipResult | None, models: Mapping[str, StickSlip
                                        "width": 2, "dash": "solid" if i == 0 else "dash"}))
     fig.update_xaxes(title_text=_label("time over the last cycles", "s"))
     fig.update_yaxes(title_text=_label("displacement", xu))
-    return _finish(fig, "Stick-slip oscillator: limit cycle", height=420)
+    fig = _finish(fig, "Stick-slip oscillator: limit cycle", height=480)
+    return fig.update_layout(legend=_LEGEND_BELOW, margin={"b": 130})
 
 
 def fig_hysteretic_loops(loops: HystereticLoops, *, max_points: int = 8000) -> go.Figure:
@@ -276,11 +281,11 @@ def fig_hysteretic_loops(loops: HystereticLoops, *, max_points: int = 8000) -> g
     mp = _check_max_points(max_points)
     idx = _stride(loops.t.size, mp)
     fig = go.Figure(go.Scattergl(x=loops.x[idx], y=loops.measured[idx], mode="markers", name="data: f − m·a − c·v",
-                                 marker={"size": 3, "color": COLORS[0], "opacity": 0.5}))
+                                 marker={"size": 3, "color": COLORS[0], "opacity": 0.6}))
     if loops.success:
-        fig.add_trace(go.Scattergl(x=loops.x_model[idx], y=loops.model[idx], mode="lines",
+        fig.add_trace(go.Scattergl(x=loops.x_model[idx], y=loops.model[idx], mode="markers",
                                    name=f"fit: k·x + z (NRMSE {100 * loops.nrmse:.3g} %)",
-                                   line={"color": COLORS[1], "width": 1}))
+                                   marker={"size": 3, "color": COLORS[1], "opacity": 0.6}))
     fig.update_xaxes(title_text=_label("displacement", loops.units.get("x", "")))
     fig.update_yaxes(title_text=_label("restoring force", loops.units.get("f", "")))
     return _finish(fig, f"{loops.record}: hysteresis loops, data vs fit", height=480)
