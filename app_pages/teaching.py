@@ -4,12 +4,15 @@ import dataclasses
 
 import streamlit as st
 
+from app_support import friction as fr
 from app_support import jobs, state, tables
 from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
+from nlid_core.figures import friction as ffig
+from nlid_core.friction.experiments import FRICTION_EXAMPLES
 from nlid_core.models import TermModel
 from nlid_core.terms import REGISTRY, baseline_terms
 from nlid_core.studies import chirp_design, predict_uncertainty
@@ -25,6 +28,31 @@ SYSTEMS = {
     "Coulomb friction": {"terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
 }
 demo = state.teaching()
+
+with st.expander("Friction experiments: where a static friction model fails"):
+    exp = st.selectbox("Simulated experiment (LuGre friction, known truth)", list(FRICTION_EXAMPLES),
+                       key=state.TEACH_FRICTION_EXPERIMENT, format_func=lambda n: f"{n}: {FRICTION_EXAMPLES[n].description}")
+    if st.button("Simulate the experiment", key=state.TEACH_FRICTION_RUN):
+        try:
+            demo["friction"] = fr.teaching_experiment(exp)
+        except (NlidError, jobs.JobError) as exc:
+            st.error(esc(exc))
+    shown = demo.get("friction")
+    if shown is not None and shown["name"] == exp:
+        rec = shown["record"]
+        st.plotly_chart(figures.fig_record(rec), key="teach_fric_record")
+        if "plateaus" in shown:
+            st.plotly_chart(ffig.fig_plateaus(rec, shown["plateaus"]), key="teach_fric_plateaus")
+            st.caption("Each settled plateau gives one point of the steady friction curve; static and LuGre models share "
+                       "that curve, so the staircase alone cannot tell them apart.")
+        elif "stick_slip" in shown:
+            st.plotly_chart(ffig.fig_stick_slip(None, shown["stick_slip"], x_unit=rec.unit("x")), key="teach_fric_stick")
+            st.caption("Same steady curve, different cycles: LuGre's bristles creep before breakaway, the static model "
+                       "sticks rigidly and breaks away at Fs, so its cycle is longer and larger.")
+        else:
+            st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_fric_loop")
+            st.caption("Below breakaway a static friction model predicts no motion at all; the measured micrometre "
+                       "loops are the bristles' (pre-sliding) deflection that LuGre models.")
 
 st.markdown("#### 1. A system with a hidden answer")
 system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key=state.TEACH_SYSTEM)

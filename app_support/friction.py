@@ -63,7 +63,7 @@ def _noise(example: str, scale: float, truth: Mapping[str, float]) -> dict[str, 
     return {"x": 1e-8 * scale, "f": 5e-3 * scale}
 
 
-def _experiment(name: str, overrides: Mapping[str, object], seed: int) -> tuple[Record, dict[str, float]]:
+def _experiment(name: str, overrides: Mapping[str, object], seed: int | None) -> tuple[Record, dict[str, float]]:
     """The record and the truth of a friction example (run in a job: a FrictionExperiment holds mapping
     proxies, which do not pickle)."""
     ex = friction_example(name, overrides=overrides, seed=seed)
@@ -94,6 +94,22 @@ def _plateaus(key: str, mass: float | None, _rec: Record) -> PlateauDetection:
 def plateaus(rec: Record, mass: float | None) -> PlateauDetection:
     """Plateau candidates of a staircase record, judged (cached per record content and mass)."""
     return _plateaus(record_key(rec), mass, rec)
+
+
+def teaching_experiment(name: str) -> dict[str, object]:
+    """A friction example of the registry for the Teaching mode: its record and truth, the plateaus of a
+    staircase, and for the stick-slip oscillator the LuGre (truth) and static Stribeck limit cycles (jobs)."""
+    rec, truth = jobs.run(f"simulating {name}", _experiment, (name, {}, None),
+                          key=state.key_for(state.TEACH_FRICTION_JOB, "simulate"))
+    out: dict[str, object] = {"name": name, "record": rec, "truth": truth}
+    if rec.v is not None and name == "friction-staircase":
+        out["plateaus"] = find_plateaus(rec, mass=truth["m0"])
+    if name == "stick-slip":
+        params = {k: v for k, v in truth.items() if k != "m0"}
+        out["stick_slip"] = {label: jobs.run(f"stick-slip: {label}", stick_slip, (model, params), {"mass": truth["m0"]},
+                                             key=state.key_for(state.TEACH_FRICTION_JOB, model))
+                             for label, model in (("LuGre (truth)", "lugre"), ("static Stribeck", "stribeck"))}
+    return out
 
 
 def check_steady(rec: Record) -> Record:
