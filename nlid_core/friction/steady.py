@@ -211,7 +211,7 @@ def fit_curve(name: str, plateaus: Sequence[Plateau], *, fixed: Mapping[str, flo
         th = np.array(u, dtype=np.float64)
         for i, n in enumerate(cm.params):
             if n in ("Fc", "Fs", "vs"):
-                th[i] = math.exp(u[i])
+                th[i] = math.exp(min(float(u[i]), 700.0))
             elif n == "sigma2":
                 th[i] = u[i] * scale_f / max(float(np.max(np.abs(v))), 1e-300)
         return th
@@ -269,8 +269,11 @@ def fit_curve(name: str, plateaus: Sequence[Plateau], *, fixed: Mapping[str, flo
     chi2, theta, w = best
     # covariance in the natural parameters from the Jacobian by central differences
     J = np.zeros((v.size, p))
+    vmax = max(float(np.max(np.abs(v))), 1e-300)
+    typical = {"Fc": scale_f, "Fs": scale_f, "vs": vmax, "sigma2": scale_f / vmax, "ds": 1.0}
     for i in (int(j) for j in np.flatnonzero(free)):
-        h = 1e-6 * max(abs(theta[i]), 1e-12)
+        # steps relative to the value, or to the parameter's natural scale when the value is ~0 (a bound)
+        h = 1e-6 * max(abs(theta[i]), 1e-3 * typical[cm.params[i]])
         tp, tm = theta.copy(), theta.copy()
         tp[i] += h
         tm[i] -= h
