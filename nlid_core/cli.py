@@ -173,6 +173,7 @@ def _build_parser() -> argparse.ArgumentParser:
     from ._cli_simulate import add_simulate_parser
     from .estimate import INITIAL_STATES, METHODS
     from .examples import EXAMPLES
+    from .friction.experiments import FRICTION_EXAMPLES
     from .models import DEFAULT_TERMS, TERMS
     from .simulate import INPUT_HOLDS
 
@@ -217,8 +218,13 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--json", metavar="OUT", help="write the result as JSON")
     ident.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
-    ex = sub.add_parser("example", help="write an example record with a known answer")
-    ex.add_argument("name", choices=sorted(EXAMPLES), help="example system")
+    ex = sub.add_parser("example", help="write an example record with a known answer",
+                        description="Chirp-driven single-DOF systems (" + ", ".join(sorted(EXAMPLES)) + "); "
+                                    "simulated friction experiments with a LuGre truth ("
+                                    + ", ".join(FRICTION_EXAMPLES) + ": --truth takes the LuGre parameters and"
+                                    " m0); and the Bouc-Wen benchmark's estimation data (bouc-wen).")
+    ex.add_argument("name", choices=sorted(EXAMPLES) + list(FRICTION_EXAMPLES) + ["bouc-wen"],
+                    help="example system")
     ex.add_argument("--out", required=True, help="output file (.csv or .parquet)")
     ex.add_argument("--seed", type=_count, help="noise RNG seed")
     ex.add_argument("--amplitude", type=_nonnegative, help="chirp amplitude (N)")
@@ -340,9 +346,62 @@ def _identify(args: argparse.Namespace) -> int:
     return 0 if fit.success else 1
 
 
+def _other_example(args: argparse.Namespace) -> object:
+    """A friction experiment or the Bouc-Wen benchmark's estimation record (the options they take)."""
+    chirp = {"--amplitude": args.amplitude, "--f0": args.f0, "--f1": args.f1, "--measured": args.measured}
+    given = [k for k, v in chirp.items() if v is not None]
+    if given:
+        raise NlidError(f"`{args.name}` is not a chirp example: {', '.join(given)} do not apply")
+    if args.name == "bouc-wen":
+        from .hysteresis import benchmark_estimation_records
+
+        if args.truth or args.duration is not None or args.fs is not None:
+            raise NlidError("`bouc-wen` follows the benchmark's rules: --truth, --duration and --fs do not apply")
+        noise = _numbers(args.noise, "--noise") if args.noise else {}
+        bad = sorted(set(noise) - {"x"})
+        if bad:
+            raise NlidError(f"`--noise` of `bouc-wen` takes x only, got {', '.join(bad)}")
+        kw = {"noise_m": noise["x"]} if "x" in noise else {}
+        return benchmark_estimation_records(seed=0 if args.seed is None else args.seed, **kw)[0]
+    from .friction.experiments import FRICTION_EXAMPLES, friction_example
+
+    overrides: dict[str, object] = {}
+    if args.truth:
+        for k, v in _numbers(args.truth, "--truth").items():
+            overrides["mass" if k == "m0" else k] = v
+    if args.noise:
+        overrides["noise"] = _numbers(args.noise, "--noise")
+    if args.fs is not None:
+        overrides["fs_hz"] = args.fs
+    if args.duration is not None:
+        import inspect
+
+        if "duration_s" not in inspect.signature(FRICTION_EXAMPLES[args.name].generator).parameters:
+            raise NlidError(f"`--duration` does not apply to `{args.name}` (its length follows from its design)")
+        overrides["duration_s"] = args.duration
+    _check_length(args.duration, args.fs, (60.0, 2000.0) if args.duration is not None else (1.0, 2000.0))
+    return friction_example(args.name, overrides=overrides, seed=args.seed).record
+
+
 def _example(args: argparse.Namespace) -> int:
     from .examples import make_example
     from .io import write_record
+
+    from .examples import EXAMPLES as CHIRP_EXAMPLES
+
+    if args.name not in CHIRP_EXAMPLES:
+        rec = _other_example(args)
+        from .record import Record
+
+        assert isinstance(rec, Record)
+        try:
+            path = write_record(rec, args.out)
+        except OSError as exc:
+            raise NlidError(f"cannot write `{args.out}`: {exc.strerror}") from None
+        truth = ", ".join(f"{k}={v:g}" for k, v in rec.meta.get("true_parameters", {}).items())
+        _print_report(f"wrote {path} ({rec.n} samples, {rec.fs:.6g} Hz; channels {','.join(rec.channels)};"
+                      f" truth {truth})")
+        return 0
 
     overrides: dict[str, object] = {k: v for k, v in {
         "seed": args.seed, "amplitude_n": args.amplitude, "f0_hz": args.f0, "f1_hz": args.f1,

@@ -184,3 +184,22 @@ def test_cli_friction_errors_are_one_line(axis, tmp_path, capsys) -> None:  # ty
     status = main(["friction", "identify", "--steady", str(pr), "--fix", "k9=1"])
     err = capsys.readouterr().err
     assert status == 2 and "fixed" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_writes_the_friction_and_bouc_wen_examples(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from nlid_core.io import load_record
+
+    out = tmp_path / "pre.csv"
+    assert main(["example", "friction-presliding", "--duration", "0.5", "--truth", "sigma0=2e5,m0=2",
+                 "--out", str(out)]) == 0
+    rec = load_record(out)
+    assert rec.channels == ("t", "f", "x") and rec.n == 1001
+    assert "sigma0=200000" in capsys.readouterr().out
+    assert main(["example", "friction-staircase", "--amplitude", "3", "--out", str(out)]) == 2
+    assert "not a chirp example" in capsys.readouterr().err
+    assert main(["example", "friction-staircase", "--truth", "sigma9=1", "--out", str(out)]) == 2
+    assert "sigma9" in capsys.readouterr().err
+    bw = tmp_path / "bw.csv"
+    assert main(["example", "bouc-wen", "--noise", "x=0", "--out", str(bw)]) == 0
+    assert load_record(bw).fs == pytest.approx(750.0)
+    assert "gamma=800" in capsys.readouterr().out
