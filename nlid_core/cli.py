@@ -361,8 +361,10 @@ def _other_example(args: argparse.Namespace) -> object:
         bad = sorted(set(noise) - {"x"})
         if bad:
             raise NlidError(f"`--noise` of `bouc-wen` takes x only, got {', '.join(bad)}")
-        kw = {"noise_m": noise["x"]} if "x" in noise else {}
-        return benchmark_estimation_records(seed=0 if args.seed is None else args.seed, **kw)[0]
+        from .hysteresis.benchmark import NOISE_M
+
+        return benchmark_estimation_records(seed=0 if args.seed is None else args.seed,
+                                            noise_m=noise.get("x", NOISE_M))[0]
     from .friction.experiments import FRICTION_EXAMPLES, friction_example
 
     overrides: dict[str, object] = {}
