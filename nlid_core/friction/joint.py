@@ -268,66 +268,86 @@ def sandwich_covariance(J: FloatArray, r: FloatArray, blocks: Sequence[tuple[int
     return np.asarray(cov / np.outer(norms, norms)), lag_max
 
 
-def input_noise_effect(data: JointData, values: Mapping[str, float], offsets: FloatArray, jac_free: FloatArray,
+def input_noise_effect(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],
                        noise_f: Sequence[float], *, draws: int = 16, rng: np.random.Generator | int | None = 0
                        ) -> tuple[FloatArray, FloatArray]:
-    r"""Covariance and mean of the estimate's shift caused by noise on the measured force (linearised
-    parametric bootstrap).
+    r"""What noise on the measured force does to the estimate: its covariance and its bias (SIMEX).
 
-    The model is simulated from the measured force plus ``draws`` fresh white-noise sequences of the
-    records' force-noise levels ``noise_f``; each change of the simulated displacement ``δx`` moves the
-    estimate by one Gauss–Newton step, :math:`\delta\theta = -(J^T J)^{-1} J^T \delta x/\sigma` (``jac_free``:
-    the normalised Jacobian over the free parameters and the offsets). The force noise drives the
-    displacement through the dynamics (pre-sliding creep integrates it), so its effect is coloured and
-    non-stationary, which a residual-based covariance does not capture. Rows of the curve points (if any)
-    get no noise.
+    The force drives the simulation, so its noise enters through the model itself: the displacement
+    it causes is coloured and non-stationary (pre-sliding creep integrates it), and because that part of
+    the residual depends on θ (a better damped model amplifies the noise less) output error is biased —
+    the errors-in-variables problem. Both are estimated by simulation extrapolation (Cook and Stefanski,
+    JASA 89(428), 1994, doi:10.1080/01621459.1994.10476871): fresh white noise of the records' force-noise
+    levels ``noise_f`` is added to the measured force ``draws`` times, and from the estimate θ̂ one
+    Gauss–Newton step is taken on each noisier record, :math:`\delta\theta_k = -J_k^{+} r_k` (residual and
+    Jacobian of the noisier record, over the parameters ``free`` and the offsets). With the noise variance
+    doubled, the mean step estimates the bias of θ̂ (linear extrapolation in the variance back to zero
+    noise gives θ̂ − mean), and the spread of the steps its covariance. Curve-point rows (stage 3) are not
+    perturbed.
 
     Returns
     -------
     cov : (q, q) ndarray
-        Sample covariance of δθ over the draws.
+        Covariance of the steps (q = len(free) + number of records; offsets last).
     mean : (q,) ndarray
-        Mean shift (the force noise's bias of the estimate, to first order).
+        Mean step: the estimated bias of θ̂ due to the force noise.
     """
     gen = np.random.default_rng(rng)
-    names = data.model.param_names
-    theta = np.array([float(values[n]) for n in names])
     model = data.model
+    names = model.param_names
+    theta = np.array([float(values[n]) for n in names])
     y0 = model.initial_state((0.0, 0.0), theta)
+    cols = [names.index(n) for n in free]
+    nrec = len(data.records)
+    q = len(cols) + nrec
+    r0, j0 = evaluate(data, values, offsets)
+    if j0 is None or not np.all(np.isfinite(r0)):
+        return np.full((q, q), np.inf), np.zeros(q)
+    full_cols = cols + [len(names) + k for k in range(nrec)]
+    npts = len(data.points)
 
-    def run(r: Record, f: FloatArray) -> FloatArray | None:
-        # the differences between runs matter, not their absolute accuracy: rtol 1e-6 keeps the integration
-        # error (~1e-5 of the motion) far below the displacement that the force noise causes
-        tr = integrate(model, r.t, f, theta, y0, method="sdirk", rtol=1e-6)
-        return tr.output("x") if tr.success else None
+    def run(r: Record, f: FloatArray) -> tuple[FloatArray, FloatArray] | None:
+        # differences between runs at one tolerance matter, not their absolute accuracy: rtol 1e-6 keeps the
+        # integration error (~1e-5 of the motion, mostly common to the runs) far below the displacement that
+        # the force noise causes
+        tr = integrate(model, r.t, f, theta, y0, method="sdirk", rtol=1e-6, sensitivities=True, outputs=("x",))
+        if not tr.success or tr.sens is None:
+            return None
+        return tr.output("x"), tr.sens["x"]
 
     base = [run(r, r.f) for r in data.records]
     if any(b is None for b in base):
-        q = jac_free.shape[1]
         return np.full((q, q), np.inf), np.zeros(q)
-    norms = np.linalg.norm(jac_free, axis=0)
-    norms[norms == 0] = 1.0
-    Js = jac_free / norms
-    _, sv, vt = np.linalg.svd(Js, full_matrices=False)
-    keep = sv > 1e-12 * sv[0]
-    pinv = (vt[keep].T / sv[keep]) @ np.linalg.svd(Js, full_matrices=False)[0][:, keep].T
-    shifts = []
-    npts = len(data.points)
+    steps = []
     for _ in range(draws):
-        parts = [np.zeros(npts)]
+        res = [r0[:npts]]
+        jac = [j0[:npts, full_cols]]
+        row = npts
+        ok = True
         for k, r in enumerate(data.records):
+            sig = data.sigma[k]
             e = float(noise_f[k]) * gen.standard_normal(r.n) if noise_f[k] > 0 else np.zeros(r.n)
-            x = run(r, r.f + e)
+            out = run(r, r.f + e)
             b = base[k]
-            if x is None or b is None:
-                continue
-            parts.append((x - b) / data.sigma[k])
-        dr = np.concatenate(parts)
-        if dr.size != jac_free.shape[0]:
+            if out is None or b is None:
+                ok = False
+                break
+            x, sens = out
+            # the residual at θ̂ plus what the extra noise changes (the same tolerance on both runs)
+            res.append(r0[row:row + r.n] + (x - b[0]) / sig)
+            jk = np.zeros((r.n, q))
+            jk[:, :len(cols)] = sens[:, cols] / sig
+            jk[:, len(cols) + k] = 1.0 / sig
+            jac.append(jk)
+            row += r.n
+        if not ok:
             continue
-        shifts.append(-(pinv @ dr) / norms)
-    if len(shifts) < 2:
-        q = jac_free.shape[1]
+        J = np.vstack(jac)
+        norms = np.linalg.norm(J, axis=0)
+        norms[norms == 0] = 1.0
+        step, *_ = np.linalg.lstsq(J / norms, -np.concatenate(res), rcond=1e-12)
+        steps.append(step / norms)
+    if len(steps) < 2:
         return np.full((q, q), np.inf), np.zeros(q)
-    arr = np.array(shifts)
+    arr = np.array(steps)
     return np.atleast_2d(np.cov(arr, rowvar=False)), arr.mean(axis=0)

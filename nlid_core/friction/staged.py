@@ -461,8 +461,12 @@ def identify_friction(
     info_inv = _inverse_information(Ja)
     noise_x = [_noise_level(r.x) for r in srecs]
     noise_f = [_noise_level(r.f) for r in srecs]
-    cov_noise, how = _noise_covariance(data, values, offsets, Ja, info_inv, blocks, noise_x, noise_f, cov_a_cond, opts)
+    cov_noise, bias, how = _noise_covariance(data, values, offsets, s2_free, Ja, info_inv, blocks, noise_x, noise_f,
+                                             cov_a_cond, opts)
     cov_a_cond = cov_noise
+    for i, n in enumerate(s2_free):
+        values[n] -= float(bias[i])
+    offsets = offsets - bias[len(s2_free):]
 
     G = -info_inv @ (Ja.T @ Jb)
     cov_a_full = cov_a_cond + G @ cov1 @ G.T
@@ -512,10 +516,12 @@ def identify_friction(
             dof_p = Jp.shape[0] - Jp.shape[1]
             pblocks = [(b0 + len(points), b1 + len(points)) for b0, b1 in blocks]
             cov_hac_p = joint.sandwich_covariance(Jp, pol.residual, pblocks)[0]
-            cov_p_full, how_p = _noise_covariance(pdata, pol.values, pol.offsets, Jp, _inverse_information(Jp), blocks,
-                                                  noise_x, noise_f, cov_hac_p, opts)
+            cov_p_full, bias_p, how_p = _noise_covariance(pdata, pol.values, pol.offsets, names, Jp,
+                                                          _inverse_information(Jp), blocks, noise_x, noise_f,
+                                                          cov_hac_p, opts)
             cov_p = cov_p_full[:len(names), :len(names)]
-            new_values = {n: float(pol.values[n]) for n in names}
+            new_values = {n: float(pol.values[n]) - float(bias_p[i]) for i, n in enumerate(names)}
+            pol_offsets = pol.offsets - bias_p[len(names):]
             nfev3, cond_p = pol.nfev, _condition(Jp[:, :len(names)])
             msg3 = f"joint polish: cost {_joint_cost(pdata, values, offsets):.6g} → {pol.cost:.6g} ({pol.message})"
             before = {n: values[n] for n in names}
@@ -543,7 +549,7 @@ def identify_friction(
                 warnings.append("the joint polish was less certain than the staged estimate and was not kept")
             else:
                 values.update(new_values)
-                offsets = pol.offsets
+                offsets = pol_offsets
                 cov = cov_p
                 cond = cond_p
                 dof = dof_p
@@ -638,15 +644,19 @@ def _scan_sigma0(data: JointData, values: Mapping[str, float], k_lin: float) -> 
     return best
 
 
-def _noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, J: FloatArray,
-                      info_inv: FloatArray, blocks: Sequence[tuple[int, int]], noise_x: Sequence[float],
-                      noise_f: Sequence[float], cov_hac: FloatArray, opts: FrictionOptions) -> tuple[FloatArray, str]:
-    """Covariance of the pre-sliding estimate from its two noise sources, and how it was obtained.
+def _noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],
+                      J: FloatArray, info_inv: FloatArray, blocks: Sequence[tuple[int, int]],
+                      noise_x: Sequence[float], noise_f: Sequence[float], cov_hac: FloatArray, opts: FrictionOptions
+                      ) -> tuple[FloatArray, FloatArray, str]:
+    """Covariance of the estimate from its two noise sources, the force noise's bias, and how they were
+    obtained.
 
     The displacement sensor's white noise gives ``(JᵀJ)⁻¹·(σ_x/σ)²``; noise on the measured force is
-    propagated through the dynamics by :func:`.joint.input_noise_effect`. Their sum is compared with the
-    residual's Newey–West covariance (which also covers model error, but not the non-stationary drift that
-    force noise causes in pre-sliding creep): the one with the larger relative variances is reported.
+    propagated through the dynamics, and its bias estimated, by :func:`.joint.input_noise_effect`. The
+    bias is returned (to be subtracted) when it is significant for some parameter (beyond twice its
+    standard error over the draws); the covariance then includes the correction's own variance. The sum
+    is compared with the residual's Newey–West covariance (which also covers model error, but not the
+    non-stationary drift that force noise causes in pre-sliding creep): the larger one is reported.
     """
     npts = len(data.points)  # curve rows come first, already normalised by their standard errors
     sig = np.concatenate([np.ones(npts), *(np.full(b1 - b0, data.sigma[k]) for k, (b0, b1) in enumerate(blocks))])
@@ -654,16 +664,29 @@ def _noise_covariance(data: JointData, values: Mapping[str, float], offsets: Flo
     w = (sensor / sig) ** 2
     Jw = J * np.sqrt(w)[:, None]
     cov_sensor = info_inv @ (Jw.T @ Jw) @ info_inv
-    cov_in, _ = joint.input_noise_effect(data, values, offsets, J, noise_f, draws=opts.draws, rng=opts.seed)
+    cov_in, mean_in = joint.input_noise_effect(data, values, offsets, free, noise_f, draws=opts.draws,
+                                               rng=opts.seed)
+    zero = np.zeros(J.shape[1])
     model_cov = cov_sensor + cov_in
     if not np.all(np.isfinite(model_cov)):
-        return cov_hac, "uncertainties from the residual (Newey-West): the force-noise propagation failed"
+        return cov_hac, zero, "uncertainties from the residual (Newey-West): the force-noise propagation failed"
+    se_mean = np.sqrt(np.maximum(np.diag(cov_in), 0.0) / opts.draws)
+    npar = len(free)
+    significant = bool(np.any(np.abs(mean_in[:npar]) > 2 * se_mean[:npar]))
+    bias = mean_in if significant else zero
+    if significant:
+        model_cov = model_cov + cov_in / opts.draws
+    forces = ", ".join(f"{1e3 * nf:.3g} mN" for nf in noise_f)
+    note = ""
+    if significant:
+        note = ("; the force noise biases output error (errors in variables), corrected by simulation "
+                "extrapolation: " + ", ".join(f"{n} {-b:+.3g}" for n, b in zip(free, mean_in[:npar], strict=True)))
     if float(np.trace(cov_hac @ np.linalg.pinv(model_cov))) > cov_hac.shape[0] * 1.5:
-        return cov_hac, ("uncertainties from the residual (Newey-West): it is larger than the sensor noise and "
-                         "the force noise explain — model error or unmodelled disturbances")
-    ratio = ", ".join(f"{1e3 * nf:.3g} mN" for nf in noise_f)
-    return model_cov, (f"uncertainties from the displacement noise ({', '.join(f'{s:.3g} m' for s in noise_x)}) and "
-                       f"the force noise ({ratio}) propagated through the dynamics ({opts.draws} draws)")
+        return cov_hac, bias, ("uncertainties from the residual (Newey-West): it is larger than the sensor noise "
+                               "and the force noise explain — model error or unmodelled disturbances" + note)
+    return model_cov, bias, (f"uncertainties from the displacement noise ({', '.join(f'{s:.3g} m' for s in noise_x)})"
+                             f" and the force noise ({forces}) propagated through the dynamics ({opts.draws} draws)"
+                             + note)
 
 
 def _log_det(c: FloatArray) -> float:
