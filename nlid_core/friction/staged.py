@@ -775,11 +775,11 @@ def _verdict(pre: Sequence[PreslidingFit], curves: Mapping[str, CurveFit], value
         if p.max_force < fs and ptp > 10 * noise:
             dynamic = True
             parts.append(
-                f"`{p.record}`: the axis moves {1e6 * ptp:.3g} µm peak to peak while the force stays below "
+                f"in {p.record}, the axis moves {1e6 * ptp:.3g} µm peak to peak while the force stays below "
                 f"breakaway ({p.max_force:.3g} N < Fs = {fs:.3g} N); a static model sticks there (0 µm, "
                 f"error 100 % of the motion), LuGre's bristles reproduce it to {100 * p.nrmse:.2g} %")
         elif p.max_force >= fs:
-            parts.append(f"`{p.record}` reaches the breakaway force ({p.max_force:.3g} N ≥ Fs = {fs:.3g} N): "
+            parts.append(f"{p.record} reaches the breakaway force ({p.max_force:.3g} N ≥ Fs = {fs:.3g} N): "
                          "it includes gross sliding, not only pre-sliding")
     head = ("Dynamic model needed: pre-sliding displacement that a static friction model cannot produce."
             if dynamic else
