@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nlid_core.friction import joint  # noqa: E402
 from nlid_core.friction.experiments import force_driven_rail, presliding_chirp, servo_staircase  # noqa: E402
 from nlid_core.friction.plateaus import find_plateaus  # noqa: E402
-from nlid_core.friction.staged import FrictionOptions, _curve_weights, _noise_level, _shifted, identify_friction  # noqa: E402
+from nlid_core.friction.staged import FrictionOptions, curve_weights, identify_friction, shifted  # noqa: E402
+from nlid_core.friction.uncertainty import noise_level  # noqa: E402
 from nlid_core.friction.steady import fit_curve  # noqa: E402
 from nlid_core.friction.stickslip import stick_slip  # noqa: E402
 from nlid_core.models import TermModel  # noqa: E402
@@ -85,14 +86,14 @@ def part1() -> None:
     model = TermModel("m0,lugre")
     start = {p.name: p.value for p in model.default_parameters()}
     start["m0"] = mass
-    srec, _ = _shifted(pre.record)
+    srec, _ = shifted(pre.record)
     for label, with_points in (("one-shot, pre-sliding only", False), ("one-shot, both records", True)):
-        data = joint.JointData(model=model, records=(srec,), sigma=(_noise_level(srec.x),))
+        data = joint.JointData(model=model, records=(srec,), sigma=(noise_level(srec.x),))
         if with_points:
             pts = tuple(find_plateaus(stair.record, mass=mass).accepted)
             curve = fit_curve("stribeck", pts)
             data = joint.JointData(model=model, records=(srec,), sigma=data.sigma, points=pts,
-                                   weights=_curve_weights(pts, start, curve))
+                                   weights=curve_weights(pts, start, curve))
         t0 = time.perf_counter()
         try:
             sol = joint.solve(data, start, NAMES, max_nfev=200)

@@ -25,13 +25,10 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
-from scipy.optimize import least_squares
 
-from ..errors import DataValidationError, ModelSpecError
+from ..errors import DataValidationError
 from ..estimate import FitOptions, ParameterEstimate, ProgressFn, identify
 from ..models import TermModel
 from ..params import FloatArray, ParameterSet
@@ -40,223 +37,18 @@ from ..simulate import simulate
 from . import joint
 from .joint import JointData
 from .plateaus import Plateau, PlateauDetection, find_plateaus
+from .results import (LUGRE_MODEL, PARAMS, STAGE1, STAGE2, FrictionOptions, FrictionResult, PreslidingFit, Stage,
+                      SteadyReplay)
 from .steady import CURVES, CurveFit, curve_force, fit_curve
+from .uncertainty import condition_number, estimates, inverse_information, log_det, noise_covariance, noise_level
 
 __all__ = ["FrictionOptions", "Stage", "PreslidingFit", "FrictionResult", "SteadyReplay", "identify_friction",
-           "replay_steady", "parameter_set", "LUGRE_MODEL", "STAGE1", "STAGE2"]
-
-#: The model identified: a mass with LuGre friction.
-LUGRE_MODEL = "m0,lugre"
-#: Parameters of the steady-state stage and of the pre-sliding stage.
-STAGE1 = ("Fc", "Fs", "vs", "sigma2")
-STAGE2 = ("sigma0", "sigma1")
-PARAMS = ("sigma0", "sigma1", "sigma2", "Fc", "Fs", "vs")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrictionOptions:
-    """Settings of :func:`identify_friction`.
-
-    Attributes
-    ----------
-    fixed : mapping
-        Parameters held at given values (any of ``m0 sigma0 sigma1 sigma2 Fc Fs vs``); ``m0`` fixed is
-        the known moving mass (kg), also used for the plateaus' inertia correction.
-    polish : bool
-        Run the joint polish (stage 3).
-    confidence : float
-    block_s, min_duration_s, settle_fraction, rel_tol, max_scatter : float
-        Plateau detection (see :func:`.plateaus.find_plateaus`).
-    max_nfev : int
-        Function evaluations of each output-error solve.
-    """
-
-    fixed: Mapping[str, float] = field(default_factory=dict)
-    polish: bool = False
-    confidence: float = 0.95
-    block_s: float = 0.02
-    min_duration_s: float = 0.2
-    settle_fraction: float = 0.3
-    rel_tol: float = 0.02
-    max_scatter: float = 0.1
-    max_nfev: int = 100
-    draws: int = 16
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        names = ("m0", *PARAMS)
-        bad = {k: v for k, v in self.fixed.items() if k not in names or not math.isfinite(float(v))}
-        if bad:
-            raise ModelSpecError(f"`fixed` takes finite values of {', '.join(names)}; got {bad}")
-        neg = {k: v for k, v in self.fixed.items() if float(v) < 0 or (k in ("m0", "Fc", "Fs", "vs") and v == 0)}
-        if neg:
-            raise ModelSpecError(f"fixed values must be positive (sigma0, sigma1, sigma2 may be 0); got {neg}")
-        if not 0 < self.confidence < 1:
-            raise ModelSpecError(f"`confidence` must be in (0, 1), got {self.confidence}")
-        if self.max_nfev < 1:
-            raise ModelSpecError(f"`max_nfev` must be >= 1, got {self.max_nfev}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Stage:
-    """What one stage did.
-
-    Attributes
-    ----------
-    name : str
-    records : tuple of str
-    estimated : tuple of str
-    fixed : mapping of str to (value, source)
-        Held parameters and where their values came from.
-    why : str
-        Why the stage estimates what it estimates.
-    values, stderr : mapping
-        Estimates after the stage (stderr as reported: for stage 2 including stage 1's uncertainty).
-    success : bool
-    message : str
-    nfev : int
-    time_s : float
-    notes : tuple of str
-    """
-
-    name: str
-    records: tuple[str, ...]
-    estimated: tuple[str, ...]
-    fixed: Mapping[str, tuple[float, str]]
-    why: str
-    values: Mapping[str, float]
-    stderr: Mapping[str, float]
-    success: bool
-    message: str
-    nfev: int
-    time_s: float
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name, "records": list(self.records), "estimated": list(self.estimated),
-            "fixed": {k: {"value": v, "from": s} for k, (v, s) in self.fixed.items()}, "why": self.why,
-            "values": dict(self.values), "stderr": {k: _num(v) for k, v in self.stderr.items()},
-            "success": self.success, "message": self.message, "nfev": self.nfev, "time_s": self.time_s,
-            "notes": list(self.notes),
-        }
-
-
-@dataclass(frozen=True, kw_only=True)
-class PreslidingFit:
-    """Stage 2 on one pre-sliding record: measured and simulated displacement (shifted to start at 0)."""
-
-    record: str
-    t: FloatArray
-    f: FloatArray
-    x: FloatArray
-    x_sim: FloatArray
-    x_offset: float
-    max_force: float
-    nrmse: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class FrictionResult:
-    """Result of :func:`identify_friction`.
-
-    Attributes
-    ----------
-    success : bool
-    message : str
-    model : TermModel
-        ``m0,lugre``.
-    estimates : tuple of ParameterEstimate
-        Final values in model order (stage 3 if run, else stages 1–2).
-    stages : tuple of Stage
-    plateaus : tuple of PlateauDetection
-        One per steady record.
-    curves : mapping of str to CurveFit
-        Static curves (and LuGre's steady curve, ``stribeck``) fitted to the plateau points.
-    presliding : tuple of PreslidingFit
-        The final model on each pre-sliding record.
-    verdict : str
-        Whether the dynamic model is needed, in words.
-    evidence : mapping
-        The numbers behind the verdict.
-    correlation : (p, p) ndarray
-        Of the final free parameters, names in ``correlation_names``.
-    correlation_names : tuple of str
-    condition_number : float
-        Of the final problem's column-scaled Jacobian.
-    warnings : tuple of str
-    timing : mapping
-    confidence : float
-    """
-
-    success: bool
-    message: str
-    model: TermModel
-    estimates: tuple[ParameterEstimate, ...]
-    stages: tuple[Stage, ...]
-    plateaus: tuple[PlateauDetection, ...]
-    curves: Mapping[str, CurveFit]
-    presliding: tuple[PreslidingFit, ...]
-    verdict: str
-    evidence: Mapping[str, object]
-    correlation: FloatArray
-    correlation_names: tuple[str, ...]
-    condition_number: float
-    warnings: tuple[str, ...]
-    timing: Mapping[str, float]
-    confidence: float
-
-    @property
-    def values(self) -> dict[str, float]:
-        return {e.name: e.value for e in self.estimates}
-
-    def estimate(self, name: str) -> ParameterEstimate:
-        for e in self.estimates:
-            if e.name == name:
-                return e
-        raise KeyError(f"no parameter `{name}`")
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready dict with the shape of ``identify``'s (parameters with value, stderr, ci95, unit,
-        flags), plus ``stages``, ``plateaus``, ``curves`` and the static-vs-dynamic ``verdict``."""
-        from .._version import __version__
-
-        return {
-            "nlid_version": __version__,
-            "success": self.success,
-            "message": self.message,
-            "method": "staged-lugre",
-            "terms": list(self.model.terms),
-            "equation": self.model.equation(self.values),
-            "parameters": {e.name: e.to_dict() for e in self.estimates},
-            "diagnostics": {
-                "condition_number_scaled": _num(self.condition_number),
-                "n_estimated": len(self.correlation_names),
-                "correlation": {"names": list(self.correlation_names),
-                                "matrix": [[_num(v) for v in row] for row in self.correlation]},
-            },
-            "stages": [s.to_dict() for s in self.stages],
-            "plateaus": [{"record": d.record, "message": d.message, "noise_v": d.noise_v,
-                          "points": [p.to_dict() for p in d.plateaus]} for d in self.plateaus],
-            "curves": {k: c.to_dict() for k, c in self.curves.items()},
-            "presliding": [{"record": p.record, "x_offset": p.x_offset, "max_force": p.max_force,
-                            "nrmse": _num(p.nrmse)} for p in self.presliding],
-            "verdict": self.verdict,
-            "evidence": dict(self.evidence),
-            "options": {"confidence": self.confidence},
-            "timing": dict(self.timing),
-            "warnings": list(self.warnings),
-        }
-
-
-def _num(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
-
+           "replay_steady", "parameter_set", "shifted", "curve_weights", "LUGRE_MODEL", "STAGE1", "STAGE2", "PARAMS"]
 
 # ---------------------------------------------------------------------------------------------- stage 2
 
 
-def _shifted(rec: Record) -> tuple[Record, float]:
+def shifted(rec: Record) -> tuple[Record, float]:
     """The pre-sliding record shifted so that it starts at zero displacement: the offset is the mean of the
     leading samples taken before the force reaches 0.5 % of its peak (at least 1, at most 1 % of the record)."""
     fa = np.abs(rec.f)
@@ -291,24 +83,7 @@ def _linear_start(recs: Sequence[Record], mass: float | None, sigma2: float) -> 
     return k, c - sigma2, m
 
 
-def _noise_level(x: FloatArray) -> float:
-    """White-noise level of a sampled signal: the residual of a local cubic (Savitzky–Golay, 7 points) is
-    noise for any signal with at least ~10 samples per period; its robust spread (MAD), divided by
-    √(1 − h) with h = 1/3 the smoother's central weight, estimates the noise standard deviation."""
-    from scipy.signal import savgol_filter
-
-    if x.size < 15:
-        return max(float(np.std(x)), 1e-300)
-    res = x - savgol_filter(x, 7, 3)
-    sd = float(np.median(np.abs(res - np.median(res)))) / 0.6745 / math.sqrt(1.0 - 1.0 / 3.0)
-    return max(sd, 1e-12 * float(np.sqrt(np.mean(x**2))), 1e-300)
-
-
 # ---------------------------------------------------------------------------------------------- pipeline
-
-
-def _t_quantile(confidence: float, dof: int) -> float:
-    return float(stats.t.ppf(0.5 + confidence / 2, max(dof, 1)))
 
 
 def identify_friction(
@@ -412,15 +187,15 @@ def identify_friction(
                        "stage 2 needs a pre-sliding record (`--presliding`): sigma0, sigma1 not estimated",
                        values=values)
     t0 = time.perf_counter()
-    shifted = [_shifted(r) for r in pre_recs]
-    srecs = [s[0] for s in shifted]
+    shifts = [shifted(r) for r in pre_recs]
+    srecs = [s[0] for s in shifts]
     k_start, c_start, m_start = _linear_start(srecs, mass, values["sigma2"])
     start = {"sigma0": k_start, "sigma1": c_start, "m0": m_start}
     for n in s2_free:
         values[n] = start[n]
     ps = model.default_parameters().with_values(values, clip=True)
     ps = ps.fix(*[n for n in model.param_names if n not in s2_free]).free(*s2_free)
-    data = JointData(model=model, records=tuple(srecs), sigma=tuple(_noise_level(r.x) for r in srecs))
+    data = JointData(model=model, records=tuple(srecs), sigma=tuple(noise_level(r.x) for r in srecs))
     if "sigma0" in s2_free:
         # the small-amplitude secant stiffness underestimates σ0 (the bristles yield towards breakaway):
         # scan a few multiples by simulation (offsets removed by their means) before the full fit
@@ -458,10 +233,10 @@ def identify_friction(
         row += r.n
     cov_hac, lag2 = joint.sandwich_covariance(Ja, sol.residual * row_scale, blocks)
     cov_a_cond = cov_hac
-    info_inv = _inverse_information(Ja)
-    noise_x = [_noise_level(r.x) for r in srecs]
-    noise_f = [_noise_level(r.f) for r in srecs]
-    cov_noise, bias, how = _noise_covariance(data, values, offsets, s2_free, Ja, info_inv, blocks, noise_x, noise_f,
+    info_inv = inverse_information(Ja)
+    noise_x = [noise_level(r.x) for r in srecs]
+    noise_f = [noise_level(r.f) for r in srecs]
+    cov_noise, bias, how = noise_covariance(data, values, offsets, s2_free, Ja, info_inv, blocks, noise_x, noise_f,
                                              cov_a_cond, opts)
     cov_a_cond = cov_noise
     for i, n in enumerate(s2_free):
@@ -481,8 +256,8 @@ def identify_friction(
         for n, sc, sa in zip(s2_free, se_cond, se_a, strict=True)
     ) + (how,) + tuple(
         f"{r.name}: displacement offset {o:.4g} m, noise {s:.3g} m" for r, o, s in
-              zip(pre_recs, [sh[1] - off for sh, off in zip(shifted, offsets, strict=True)], sigma, strict=True))
-    pre_fits = _presliding_fits(model, srecs, shifted, offsets, theta)
+              zip(pre_recs, [sh[1] - off for sh, off in zip(shifts, offsets, strict=True)], sigma, strict=True))
+    pre_fits = _presliding_fits(model, srecs, shifts, offsets, theta)
     stages.append(Stage(
         name="pre-sliding", records=tuple(r.name for r in pre_recs), estimated=tuple(s2_free),
         fixed={**{n: (values[n], "stage 1") for n in STAGE1 if n not in curve_fixed},
@@ -503,11 +278,11 @@ def identify_friction(
     cov[k1:, :k1] = G @ cov1
     cov[:k1, k1:] = (G @ cov1).T
     dof = n2 - len(s2_free) - len(srecs)
-    cond = _condition(np.vstack([_curve_jacobian(points, values, cov_names, lugre_curve, model_names=names),
+    cond = condition_number(np.vstack([_curve_jacobian(points, values, cov_names, lugre_curve, model_names=names),
                                  np.hstack([Jb, Ja[:, :npar]])]) if k1 else Ja[:, :npar])
     if opts.polish:
         t0 = time.perf_counter()
-        pdata = dataclasses.replace(data, points=tuple(points), weights=_curve_weights(points, values, lugre_curve))
+        pdata = dataclasses.replace(data, points=tuple(points), weights=curve_weights(points, values, lugre_curve))
         pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=report("polish"))
         timing["stage3_s"] = time.perf_counter() - t0
         if pol.success:
@@ -516,13 +291,13 @@ def identify_friction(
             dof_p = Jp.shape[0] - Jp.shape[1]
             pblocks = [(b0 + len(points), b1 + len(points)) for b0, b1 in blocks]
             cov_hac_p = joint.sandwich_covariance(Jp, pol.residual, pblocks)[0]
-            cov_p_full, bias_p, how_p = _noise_covariance(pdata, pol.values, pol.offsets, names, Jp,
-                                                          _inverse_information(Jp), blocks, noise_x, noise_f,
+            cov_p_full, bias_p, how_p = noise_covariance(pdata, pol.values, pol.offsets, names, Jp,
+                                                          inverse_information(Jp), blocks, noise_x, noise_f,
                                                           cov_hac_p, opts)
             cov_p = cov_p_full[:len(names), :len(names)]
             new_values = {n: float(pol.values[n]) - float(bias_p[i]) for i, n in enumerate(names)}
             pol_offsets = pol.offsets - bias_p[len(names):]
-            nfev3, cond_p = pol.nfev, _condition(Jp[:, :len(names)])
+            nfev3, cond_p = pol.nfev, condition_number(Jp[:, :len(names)])
             msg3 = f"joint polish: cost {_joint_cost(pdata, values, offsets):.6g} → {pol.cost:.6g} ({pol.message})"
             before = {n: values[n] for n in names}
             se_before = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -540,7 +315,7 @@ def identify_friction(
             # keep the polish only when it sharpens the estimate as a whole (log generalised variance of the
             # relative uncertainties); otherwise the staged values stand and the stage says why
             rel = np.array([abs(values[n]) or 1.0 for n in names])
-            worse = _log_det(cov_p / np.outer(rel, rel)) > _log_det(cov / np.outer(rel, rel))
+            worse = log_det(cov_p / np.outer(rel, rel)) > log_det(cov / np.outer(rel, rel))
             if worse:
                 grown = [n for i, n in enumerate(names) if se_after[i] > se_before[i]]
                 moved.append("polish not kept: the joint fit is less certain than the staged one (the uncertainty "
@@ -562,26 +337,26 @@ def identify_friction(
                 success=not worse, message=msg3, nfev=nfev3, time_s=timing["stage3_s"], notes=tuple(moved),
             ))
             theta = np.array([values[n] for n in model.param_names])
-            pre_fits = _presliding_fits(model, srecs, shifted, offsets, theta)
+            pre_fits = _presliding_fits(model, srecs, shifts, offsets, theta)
         else:
             warnings.append("the joint polish failed to improve the staged estimate; the staged values are kept")
-    estimates, corr = _estimates(model, values, names, cov, fixed, dof, opts.confidence)
+    table, corr = estimates(model, values, names, cov, fixed, dof, opts.confidence)
     verdict, evidence = _verdict(pre_fits, curves, values)
     return FrictionResult(
         success=True, message="LuGre identified in stages" + (
             " and polished jointly" if len(stages) > 2 and stages[-1].success else ""),
-        model=model, estimates=estimates, stages=tuple(stages), plateaus=detections, curves=curves,
+        model=model, estimates=table, stages=tuple(stages), plateaus=detections, curves=curves,
         presliding=tuple(pre_fits), verdict=verdict, evidence=evidence, correlation=corr,
         correlation_names=tuple(names), condition_number=cond, warnings=tuple(warnings), timing=timing,
         confidence=opts.confidence,
     )
 
 
-def _presliding_fits(model: TermModel, srecs: Sequence[Record], shifted: Sequence[tuple[Record, float]],
+def _presliding_fits(model: TermModel, srecs: Sequence[Record], moved: Sequence[tuple[Record, float]],
                      offsets: FloatArray, theta: FloatArray) -> list[PreslidingFit]:
     """The model on each pre-sliding record, the data shifted by their estimated offsets."""
     out = []
-    for r, (_, off), o in zip(srecs, shifted, offsets, strict=True):
+    for r, (_, off), o in zip(srecs, moved, offsets, strict=True):
         sim = simulate(model, r.t, r.f, theta, (0.0, 0.0), method="sdirk")
         x = r.x - o
         err = float(np.sqrt(np.mean((sim.x - x) ** 2)))
@@ -600,7 +375,7 @@ def _curve_jacobian(points: Sequence[Plateau], values: Mapping[str, float], cov_
                     curve: CurveFit, *, model_names: Sequence[str]) -> FloatArray:
     """Normalised plateau residual's Jacobian w.r.t. ``model_names`` (zero for the stage-2 parameters)."""
     v = np.array([p.velocity for p in points])
-    w = _curve_weights(points, values, curve)
+    w = curve_weights(points, values, curve)
     J = np.zeros((v.size, len(model_names)))
     for i, n in enumerate(model_names):
         if n not in cov_names:
@@ -613,7 +388,7 @@ def _curve_jacobian(points: Sequence[Plateau], values: Mapping[str, float], cov_
     return J
 
 
-def _curve_weights(points: Sequence[Plateau], values: Mapping[str, float], curve: CurveFit) -> FloatArray:
+def curve_weights(points: Sequence[Plateau], values: Mapping[str, float], curve: CurveFit) -> FloatArray:
     """1/(effective standard error) of each plateau point, scaled so that stage 1's χ²/dof is one."""
     v = np.array([p.velocity for p in points])
     sv = np.array([p.velocity_se for p in points])
@@ -642,113 +417,6 @@ def _scan_sigma0(data: JointData, values: Mapping[str, float], k_lin: float) -> 
         if cost < best_cost:
             best, best_cost = k_lin * mult, cost
     return best
-
-
-def _noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],
-                      J: FloatArray, info_inv: FloatArray, blocks: Sequence[tuple[int, int]],
-                      noise_x: Sequence[float], noise_f: Sequence[float], cov_hac: FloatArray, opts: FrictionOptions
-                      ) -> tuple[FloatArray, FloatArray, str]:
-    """Covariance of the estimate from its two noise sources, the force noise's bias, and how they were
-    obtained.
-
-    The displacement sensor's white noise gives ``(JᵀJ)⁻¹·(σ_x/σ)²``; noise on the measured force is
-    propagated through the dynamics, and its bias estimated, by :func:`.joint.input_noise_effect`. The
-    bias is returned (to be subtracted) when it is significant for some parameter (beyond twice its
-    standard error over the draws); the covariance then includes the correction's own variance. The sum
-    is compared with the residual's Newey–West covariance (which also covers model error, but not the
-    non-stationary drift that force noise causes in pre-sliding creep): the larger one is reported.
-    """
-    npts = len(data.points)  # curve rows come first, already normalised by their standard errors
-    sig = np.concatenate([np.ones(npts), *(np.full(b1 - b0, data.sigma[k]) for k, (b0, b1) in enumerate(blocks))])
-    sensor = np.concatenate([np.ones(npts), *(np.full(b1 - b0, noise_x[k]) for k, (b0, b1) in enumerate(blocks))])
-    w = (sensor / sig) ** 2
-    Jw = J * np.sqrt(w)[:, None]
-    cov_sensor = info_inv @ (Jw.T @ Jw) @ info_inv
-    cov_in, mean_in = joint.input_noise_effect(data, values, offsets, free, noise_f, draws=opts.draws,
-                                               rng=opts.seed)
-    zero = np.zeros(J.shape[1])
-    model_cov = cov_sensor + cov_in
-    if not np.all(np.isfinite(model_cov)):
-        return cov_hac, zero, "uncertainties from the residual (Newey-West): the force-noise propagation failed"
-    se_mean = np.sqrt(np.maximum(np.diag(cov_in), 0.0) / opts.draws)
-    npar = len(free)
-    significant = bool(np.any(np.abs(mean_in[:npar]) > 2 * se_mean[:npar]))
-    bias = mean_in if significant else zero
-    if significant:
-        model_cov = model_cov + cov_in / opts.draws
-    forces = ", ".join(f"{1e3 * nf:.3g} mN" for nf in noise_f)
-    note = ""
-    if significant:
-        note = ("; the force noise biases output error (errors in variables), corrected by simulation "
-                "extrapolation: " + ", ".join(f"{n} {-b:+.3g}" for n, b in zip(free, mean_in[:npar], strict=True)))
-    if float(np.trace(cov_hac @ np.linalg.pinv(model_cov))) > cov_hac.shape[0] * 1.5:
-        return cov_hac, bias, ("uncertainties from the residual (Newey-West): it is larger than the sensor noise "
-                               "and the force noise explain — model error or unmodelled disturbances" + note)
-    return model_cov, bias, (f"uncertainties from the displacement noise ({', '.join(f'{s:.3g} m' for s in noise_x)})"
-                             f" and the force noise ({forces}) propagated through the dynamics ({opts.draws} draws)"
-                             + note)
-
-
-def _log_det(c: FloatArray) -> float:
-    sign, val = np.linalg.slogdet(c)
-    return float(val) if sign > 0 else math.inf
-
-
-def _inverse_information(J: FloatArray) -> FloatArray:
-    """(JᵀJ)⁻¹ computed on unit-norm columns (the columns differ by many orders of magnitude: N/m against
-    metres of offset), by SVD with singular values below 1e-12 of the largest treated as zero (infinite
-    variance along those directions would be honest; they are reported through the condition number)."""
-    norms = np.linalg.norm(J, axis=0)
-    norms[norms == 0] = 1.0
-    _, s, vt = np.linalg.svd(J / norms, full_matrices=False)
-    keep = s > 1e-12 * s[0]
-    inv = (vt[keep].T / s[keep] ** 2) @ vt[keep]
-    return np.asarray(inv / np.outer(norms, norms))
-
-
-def _condition(J: FloatArray) -> float:
-    """Condition number of the column-normalised Jacobian."""
-    if J.size == 0:
-        return math.nan
-    norms = np.linalg.norm(J, axis=0)
-    norms[norms == 0] = 1.0
-    s = np.linalg.svd(J / norms, compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else math.inf
-
-
-def _estimates(model: TermModel, values: Mapping[str, float], names: Sequence[str], cov: FloatArray,
-               fixed: Mapping[str, float], dof: int, confidence: float
-               ) -> tuple[tuple[ParameterEstimate, ...], FloatArray]:
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    d = np.where(se > 0, se, 1.0)
-    corr = cov / np.outer(d, d)
-    q = _t_quantile(confidence, dof)
-    units = {p.name: p.unit for p in model.default_parameters()}
-    defaults = {p.name: p for p in model.default_parameters()}
-    out = []
-    for n in model.param_names:
-        p = defaults[n]
-        if n in names:
-            i = list(names).index(n)
-            val, s = float(values[n]), float(se[i])
-            flags: list[str] = []
-            notes: list[str] = []
-            if s > 0.5 * abs(val) or not math.isfinite(s):
-                flags.append("unidentifiable")
-            for j, m in enumerate(names):
-                if j != i and abs(corr[i, j]) > 0.95:
-                    if "strongly_correlated" not in flags:
-                        flags.append("strongly_correlated")
-                    notes.append(f"ρ({n}, {m}) = {corr[i, j]:+.3f}")
-            out.append(ParameterEstimate(name=n, value=val, stderr=s, ci=(val - q * s, val + q * s), unit=units[n],
-                                         vary=True, lower=p.lower, upper=p.upper, flags=tuple(flags),
-                                         notes=tuple(notes)))
-        else:
-            val = float(values.get(n, p.value))
-            out.append(ParameterEstimate(name=n, value=val, stderr=0.0, ci=(val, val), unit=units[n], vary=False,
-                                         lower=p.lower, upper=p.upper, flags=("fixed",),
-                                         notes=("given",) if n in fixed else ()))
-    return tuple(out), corr
 
 
 def _verdict(pre: Sequence[PreslidingFit], curves: Mapping[str, CurveFit], values: Mapping[str, float]
@@ -806,37 +474,6 @@ def _failed(model: TermModel, stages: Sequence[Stage], detections: tuple[Plateau
 def parameter_set(result: FrictionResult) -> ParameterSet:
     """The identified values as a ParameterSet of ``m0,lugre`` (for simulation)."""
     return result.model.default_parameters().with_values(result.values, clip=True)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SteadyReplay:
-    """The identified friction along a staircase record's measured motion.
-
-    Attributes
-    ----------
-    record : str
-    t : (n,) ndarray, s
-    v : (n,) ndarray, m/s
-        Measured velocity.
-    measured : (n,) ndarray, N
-        Friction from the data, ``f − m·a`` (a the Savitzky–Golay derivative of v; m = the identified or
-        given mass).
-    lugre : (n,) ndarray, N
-        LuGre friction with its bristle state driven by the measured x, v.
-    static : (n,) ndarray, N
-        The static Stribeck curve at the measured velocity (same Fc, Fs, vs, σ2).
-    nrmse_lugre, nrmse_static : float
-        RMS error over the rms of ``measured``.
-    """
-
-    record: str
-    t: FloatArray
-    v: FloatArray
-    measured: FloatArray
-    lugre: FloatArray
-    static: FloatArray
-    nrmse_lugre: float
-    nrmse_static: float
 
 
 def replay_steady(result: FrictionResult, record: Record) -> SteadyReplay:
