@@ -537,6 +537,8 @@ def _friction(args: argparse.Namespace) -> int:
         status, result = run_friction(args)
     if not args.quiet:
         _print_report(format_friction_report(result))
+    if status:
+        _error(f"error: {result.message}")
     return status
 
 

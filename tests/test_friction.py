@@ -184,6 +184,15 @@ def test_cli_friction_errors_are_one_line(axis, tmp_path, capsys) -> None:  # ty
     status = main(["friction", "identify", "--steady", str(pr), "--fix", "k9=1"])
     err = capsys.readouterr().err
     assert status == 2 and "fixed" in err and len(err.strip().splitlines()) == 1
+    # a record with a velocity but no staircase in it: stage 1 fails, saying why, exit status 1
+    t = np.arange(3000) / 1000.0
+    rng = np.random.default_rng(0)
+    noise = write_record(from_arrays(t, np.sin(t), 1e-3 * np.cos(t), rng.normal(size=t.size), name="noise"),
+                         tmp_path / "noise.csv")
+    status = main(["friction", "identify", "--steady", str(noise), "--presliding", str(pr), "--quiet"])
+    captured = capsys.readouterr()
+    assert status == 1 and captured.out == "" and "no steady plateau" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
 
 
 def test_cli_writes_the_friction_and_bouc_wen_examples(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

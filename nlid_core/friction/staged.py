@@ -173,7 +173,8 @@ def identify_friction(
     ))
     if not lugre_curve.success:
         return _failed(model, stages, detections, curves, warnings, timing, opts,
-                       f"stage 1 failed: {lugre_curve.message}")
+                       "stage 1 failed: " + (lugre_curve.message if points else
+                                                "; ".join(d.message for d in detections)))
 
     # ---------------------------------------------------------------- stage 2: pre-sliding
     values = {**{p.name: p.value for p in model.default_parameters()}, **s1_values, **fixed}
