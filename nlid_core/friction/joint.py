@@ -71,6 +71,9 @@ class JointSolution:
     Attributes
     ----------
     success : bool
+        The fit improved on its start and its residual is finite.
+    converged : bool
+        ... and the solver met its tolerances (not its evaluation limit).
     message : str
     values : mapping
         Every model parameter (the free ones estimated).
@@ -87,6 +90,7 @@ class JointSolution:
     """
 
     success: bool
+    converged: bool
     message: str
     values: Mapping[str, float]
     offsets: FloatArray
@@ -203,7 +207,8 @@ def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
     assert J is not None
     ok = bool(np.all(np.isfinite(r))) and float(r @ r) <= float(r0 @ r0) * (1 + 1e-12)
     msg = str(sol.message) if ok else f"the fit did not improve on its start ({sol.message})"
-    return JointSolution(success=ok and sol.status > 0, message=msg, values=vals, offsets=off, residual=r,
+    return JointSolution(success=ok, converged=ok and sol.status > 0, message=msg, values=vals, offsets=off,
+                         residual=r,
                          jacobian=J, names=(*names, *(f"offset[{r.name}]" for r in data.records)),
                          cost=0.5 * float(r @ r), nfev=int(sol.nfev))
 
