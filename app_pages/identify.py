@@ -9,6 +9,7 @@ from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
+from nlid_core.identifiability import rank_summary
 
 st.title("Identify")
 state.show_notice()
@@ -56,8 +57,8 @@ with st.container(key="results", border=True):
         if e.vary and e.flags:
             st.warning(f"**{esc(e.name)}**: " + "; ".join(esc(n) for n in e.notes))
     if fit.uncertainty is not None:
-        st.caption(f"Scaled condition number {fit.uncertainty.condition_number:.3g}, rank {fit.uncertainty.rank}"
-                   f" of {len(fit.uncertainty.names)}.")
+        st.caption(f"Scaled condition number {fit.uncertainty.condition_number:.3g}, "
+                   f"{rank_summary(fit.uncertainty)}.")
     for w in fit.weak_directions:
         st.caption(f"Weak direction: {esc(w)}")
     for w in fit.warnings:

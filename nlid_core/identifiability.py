@@ -43,6 +43,7 @@ __all__ = [
     "column_norms",
     "rescale_uncertainty",
     "weak_directions_text",
+    "rank_summary",
     "RSE_LIMIT",
     "CORR_LIMIT",
 ]
@@ -341,3 +342,14 @@ def weak_directions_text(unc: Uncertainty, *, count: int = 2, threshold: float =
             text = f"{' + '.join(same)} moving together" if len(same) > 1 else f"{same[0]} alone"
         out.append(f"{text} (scaled singular value {rel:.2g} of the largest)")
     return tuple(out)
+
+
+def rank_summary(unc: Uncertainty) -> str:
+    """``"rank r of n (p parameters and k initial states)"``: what the estimated columns are, since output
+    error also estimates initial states (``x0[k]``, ``v0[k]``) beside the parameters."""
+    n_init = sum(1 for n in unc.names if n.startswith(("x0[", "v0[")))
+    n_par = len(unc.names) - n_init
+    what = f"{n_par} parameter{'' if n_par == 1 else 's'}"
+    if n_init:
+        what += f" and {n_init} initial state{'' if n_init == 1 else 's'}"
+    return f"rank {unc.rank} of {len(unc.names)} ({what})"

@@ -21,6 +21,7 @@ import numpy as np
 
 from ._version import __version__
 from .estimate import FitResult
+from .identifiability import rank_summary
 from .validation import ValidationResult
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings"]
@@ -135,7 +136,7 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
     if fit.uncertainty is not None:
         u = fit.uncertainty
         lines.append("")
-        lines.append(f"Scaled condition number {_fmt(u.condition_number, 3)}, rank {u.rank} of {len(u.names)}")
+        lines.append(f"Scaled condition number {_fmt(u.condition_number, 3)}, {rank_summary(u)}")
         for w in fit.weak_directions:
             lines.append(f"  weak direction: {w}")
     if fit.metrics:
@@ -221,7 +222,7 @@ def html_report(
     figs = "".join(f"<figure>{html}<figcaption>{escape(caption)}</figcaption></figure>"
                    for caption, html in figures_html)
     unc = fit.uncertainty
-    diag = (f"Scaled condition number {unc.condition_number:.3g}, rank {unc.rank} of {len(unc.names)}."
+    diag = (f"Scaled condition number {unc.condition_number:.3g}, {escape(rank_summary(unc))}."
             if unc is not None else "")
     weak = "".join(f"<li>{escape(w)}</li>" for w in fit.weak_directions)
     warns = "".join(f"<li>{escape(w)}</li>" for w in all_warnings(fit, validations))

@@ -227,3 +227,14 @@ def test_intervals_are_calibrated_monte_carlo():
     assert np.all(coverage >= 0.8), coverage
     assert np.all(np.abs(z.mean(axis=0)) < 0.6), z.mean(axis=0)  # no bias beyond 0.6 standard errors
     assert np.all((z.std(axis=0) > 0.7) & (z.std(axis=0) < 1.4)), z.std(axis=0)
+
+
+def test_rank_summary_says_what_the_columns_are() -> None:
+    from nlid_core.identifiability import rank_summary, uncertainty_from_jacobian
+
+    rng = np.random.default_rng(0)
+    jac = rng.normal(size=(50, 4))
+    unc = uncertainty_from_jacobian(jac, rng.normal(size=50), ["k1", "c1", "x0[0]", "v0[0]"])
+    assert rank_summary(unc) == "rank 4 of 4 (2 parameters and 2 initial states)"
+    unc1 = uncertainty_from_jacobian(jac[:, :1], rng.normal(size=50), ["k1"])
+    assert rank_summary(unc1) == "rank 1 of 1 (1 parameter)"
