@@ -8,9 +8,10 @@ helpers in ``app_support/``; all computation in ``nlid_core``.
 import streamlit as st
 
 from app_support import cache, state
+from app_support.icon import favicon_image
 from app_support.text import esc
 
-st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=":material/ssid_chart:",
+st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=favicon_image(),
                    layout="wide")
 
 PAGES = [

@@ -306,3 +306,18 @@ def test_the_keys_of_state_py_are_distinct():
             keys[value.value] = target.id
     assert {state.RECORDS, state.DATA_UPLOAD, state.MODEL_PARAMS} <= set(keys)
     assert state.key_for(state.MODEL_PARAMS, "m0", "k1") == "params_m0,k1"
+
+
+def test_favicon_is_drawn_locally() -> None:
+    import ast
+    from pathlib import Path
+
+    from app_support.icon import favicon
+
+    img = favicon()
+    assert img.shape == (64, 64, 4) and img.dtype.name == "uint8"
+    assert (img[..., 3] == 255).mean() > 0.8 and (img[..., :3] == 255).all(axis=-1).sum() > 100  # loop drawn
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "app.py").read_text())
+    icons = [kw.value for node in ast.walk(tree) if isinstance(node, ast.Call)
+             for kw in node.keywords if kw.arg == "page_icon"]
+    assert icons and not any(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in icons)

@@ -7,8 +7,8 @@ import pandas as pd
 
 from .conftest import shot, wait_idle
 
-PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Validate", "Identifiability", "Excitation design",
-         "Export", "Teaching mode"]
+PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Friction & hysteresis", "Validate", "Identifiability",
+         "Excitation design", "Export", "Teaching mode"]
 
 
 def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
@@ -94,3 +94,9 @@ def test_teaching_mode_in_the_browser(page):  # type: ignore[no-untyped-def]
     no_exception(page)
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
     shot(page, "teaching")
+
+
+def test_the_favicon_is_served_by_the_dashboard_itself(page, app_url):  # type: ignore[no-untyped-def]
+    # an offline lab network cannot reach an emoji or font CDN: the icon comes from the app's own server
+    href = page.eval_on_selector("link[rel~='icon']", "el => el.href")
+    assert href.startswith(app_url) or href.startswith("data:"), href
