@@ -40,8 +40,8 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
             f"{conf} % low": _num(e.ci[0]) if e.vary else None,
             f"{conf} % high": _num(e.ci[1]) if e.vary else None,
             "rel. stderr [%]": _num(100 * e.rel_stderr) if e.vary else None,
-            "unit": e.unit,
-            "flags": ", ".join(e.flags),
+            "unit": e.unit if e.unit != "1" else "dimensionless",
+            "flags": ", ".join(f.replace("_", " ") for f in e.flags),
         })
     return pd.DataFrame(rows)
 
@@ -82,10 +82,23 @@ def compare_table(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+#: Text columns that hold lists of words (flags, notes): given room so that they are not cut at 1280 px.
+WIDE_TEXT = ("flags", "notes", "fixed", "message", "reason", "parameters")
+
+
 def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
-    """Column configuration showing every numeric column with ``fmt`` (no 300-digit zeros for tiny p-values)."""
-    return {c: st.column_config.NumberColumn(format=fmt) for c in frame.columns
-            if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
+    """Column configuration: every numeric column with ``fmt`` (no 300-digit zeros for tiny p-values) at a
+    compact width, and the word-list columns (:data:`WIDE_TEXT`) wide, so that a parameter table fits a
+    1280 px page without its flags being cut."""
+    def column_fmt(c: str) -> str:
+        # an uncertainty needs fewer digits than the value it belongs to
+        return "%.3g" if c.startswith(("±", "rel.")) else fmt
+
+    cfg: dict[str, object] = {c: st.column_config.NumberColumn(format=column_fmt(str(c)), width="small")
+                              for c in frame.columns
+                              if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
+    cfg.update({c: st.column_config.TextColumn(width="large") for c in frame.columns if c in WIDE_TEXT})
+    return cfg
 
 
 def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g") -> None:
