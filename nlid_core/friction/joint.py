@@ -25,6 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..dynamics.integrate import integrate
+from ..identifiability import column_norms
 from ..models import TermModel
 from ..params import FloatArray
 from ..record import Record
@@ -32,7 +33,8 @@ from ..simulate import simulate
 from .plateaus import Plateau
 from .steady import curve_force
 
-__all__ = ["JointData", "JointSolution", "evaluate", "solve", "noise_levels", "sandwich_covariance", "CURVE_PARAMS"]
+__all__ = ["JointData", "JointSolution", "evaluate", "solve", "noise_levels", "sandwich_covariance", "scale_columns",
+           "CURVE_PARAMS"]
 
 #: Parameters the steady curve depends on.
 CURVE_PARAMS = ("Fc", "Fs", "vs", "sigma2")
@@ -224,6 +226,13 @@ def noise_levels(data: JointData, residual: FloatArray, n_free: int) -> tuple[fl
     return tuple(out)
 
 
+def scale_columns(J: FloatArray) -> FloatArray:
+    """Column norms of ``J`` (:func:`nlid_core.identifiability.column_norms`), zero columns counted as one, to
+    divide by: the columns differ by many orders of magnitude (N/m against metres of offset)."""
+    norms = column_norms(J)
+    return np.where(norms > 0, norms, 1.0)
+
+
 def _correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
     """First lag at which the residual's autocorrelation falls below ``threshold`` (by FFT)."""
     n = r.size
@@ -250,8 +259,7 @@ def sandwich_covariance(J: FloatArray, r: FloatArray, blocks: Sequence[tuple[int
     residual is then coloured and the plain formula would understate the uncertainty.
     (Newey and West, Econometrica 55(3), 1987, doi:10.2307/1913610.)
     """
-    norms = np.linalg.norm(J, axis=0)
-    norms[norms == 0] = 1.0
+    norms = scale_columns(J)
     Js = J / norms
     _, sv, vt = np.linalg.svd(Js, full_matrices=False)
     keep = sv > 1e-12 * sv[0]
@@ -348,8 +356,7 @@ def input_noise_effect(data: JointData, values: Mapping[str, float], offsets: Fl
         if not ok:
             continue
         J = np.vstack(jac)
-        norms = np.linalg.norm(J, axis=0)
-        norms[norms == 0] = 1.0
+        norms = scale_columns(J)
         step, *_ = np.linalg.lstsq(J / norms, -np.concatenate(res), rcond=1e-12)
         steps.append(step / norms)
     if len(steps) < 2:

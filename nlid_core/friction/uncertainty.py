@@ -13,7 +13,7 @@ from ..estimate import ParameterEstimate
 from ..models import TermModel
 from ..params import FloatArray
 from . import joint
-from .joint import JointData
+from .joint import JointData, scale_columns
 from .results import FrictionOptions
 
 __all__ = ["noise_level", "t_quantile", "noise_covariance", "log_det", "inverse_information", "condition_number",
@@ -90,8 +90,7 @@ def inverse_information(J: FloatArray) -> FloatArray:
     """(JᵀJ)⁻¹ computed on unit-norm columns (the columns differ by many orders of magnitude: N/m against
     metres of offset), by SVD with singular values below 1e-12 of the largest treated as zero (infinite
     variance along those directions would be honest; they are reported through the condition number)."""
-    norms = np.linalg.norm(J, axis=0)
-    norms[norms == 0] = 1.0
+    norms = scale_columns(J)
     _, s, vt = np.linalg.svd(J / norms, full_matrices=False)
     keep = s > 1e-12 * s[0]
     inv = (vt[keep].T / s[keep] ** 2) @ vt[keep]
@@ -102,8 +101,7 @@ def condition_number(J: FloatArray) -> float:
     """Condition number of the column-normalised Jacobian."""
     if J.size == 0:
         return math.nan
-    norms = np.linalg.norm(J, axis=0)
-    norms[norms == 0] = 1.0
+    norms = scale_columns(J)
     s = np.linalg.svd(J / norms, compute_uv=False)
     return float(s[0] / s[-1]) if s[-1] > 0 else math.inf
 
