@@ -94,7 +94,11 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
         # an uncertainty needs fewer digits than the value it belongs to
         return "%.3g" if c.startswith(("±", "rel.")) else fmt
 
-    cfg: dict[str, object] = {c: st.column_config.NumberColumn(format=column_fmt(str(c)), width="small")
+    def width(c: str) -> str | None:
+        # values keep their own width (0.000224864 must not lose its leading digit); uncertainties are short
+        return "small" if c.startswith(("±", "rel.")) else None
+
+    cfg: dict[str, object] = {c: st.column_config.NumberColumn(format=column_fmt(str(c)), width=width(str(c)))
                               for c in frame.columns
                               if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
     cfg.update({c: st.column_config.TextColumn(width="large") for c in frame.columns if c in WIDE_TEXT})
