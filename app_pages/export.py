@@ -7,6 +7,7 @@ import streamlit as st
 from app_support import state, tables
 from app_support.text import esc
 from nlid_core import figures
+from nlid_core.figures.fits import fit_units
 from nlid_core.report import html_report, result_to_dict
 
 st.title("Export")
@@ -40,8 +41,9 @@ else:
 if st.button("Build the HTML report", key=state.EXPORT_BUILD_REPORT):
     figs = []
     if fit.records:
-        figs.append(("Fit on " + fit.records[0].name, figures.fig_fit(fit.records[0],
-                                                                     channel=fit.records[0].fitted_channels[0])))
+        first = fit.records[0]
+        figs.append(("Fit on " + first.name, figures.fig_fit(first, channel=first.fitted_channels[0],
+                                                             units=fit_units(fit, first.name))))
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         figs.append(("Parameter correlations", figures.fig_correlation(fit)))
     for v in vals:

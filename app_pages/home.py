@@ -41,7 +41,8 @@ with left:
     st.markdown(
         "**Seed benchmark** (simulated, known answer): "
         + ", ".join(f"{k} = {v:g}" for k, v in SEED_TRUTH.items())
-        + "; 10 N chirp 0.5 to 5 Hz, 12 s at 500 Hz, noisy x, v, a."
+        + "; 10 N chirp 0.5 to 5 Hz, 12 s at 500 Hz, noisy x, v, a (one noise draw: the benchmark's own,"
+          " generator seed 42; the Identify page says how often such a draw's intervals miss the truth)."
     )
     if st.button("Load the seed example", key=state.HOME_LOAD_EXAMPLE, type="primary"):
         rec = cache.example("seed")

@@ -4,11 +4,12 @@ import time
 
 import streamlit as st
 
-from app_support import jobs, state, tables
+from app_support import jobs, known_answer, state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
+from nlid_core.figures.fits import fit_units
 from nlid_core.identifiability import rank_summary
 
 st.title("Identify")
@@ -53,6 +54,9 @@ with st.container(key="results", border=True):
     st.markdown("**Identified equation** (value ± standard error):")
     st.code(fit.equation(), language=None, wrap_lines=True)
     tables.show(tables.parameter_table(fit), key="param_table", fmt="%.6g")
+    note = known_answer.interval_note(fit, recs)
+    if note:
+        st.info(note)
     for e in fit.estimates:
         if e.vary and e.flags:
             st.warning(f"**{esc(e.name)}**: " + "; ".join(esc(n) for n in e.notes))
@@ -65,6 +69,7 @@ with st.container(key="results", border=True):
         st.info(esc(w))
     if fit.metrics:
         tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
+        st.caption(known_answer.whiteness_note(fit.metrics))
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")
@@ -72,7 +77,8 @@ with st.container(key="results", border=True):
         st.caption(state.DROPPED)
     if fit.records:
         channel = fit.records[0].fitted_channels[0]
-        right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel), key="fit_fig")
+        right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel, units=fit_units(fit, fit.records[0].name)),
+                           key="fit_fig")
 
 st.subheader("History")
 history = state.runs()

@@ -5,7 +5,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from app_support import state
+from app_support import state, tables
 from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.estimate import INITIAL_STATES, METHODS, FitOptions, equation_error
@@ -56,7 +56,7 @@ old = {p.name: p for p in cfg.params}
 rows = []
 for p, term in zip(defaults, model.term_of_param, strict=True):
     q = old.get(p.name, p)
-    rows.append({"parameter": p.name, "term": term, "force term": defs[term].expr, "unit": p.unit,
+    rows.append({"parameter": p.name, "term": term, "force term": defs[term].expr, "unit": tables.unit_text(p.unit),
                  "description": p.description, "initial value": q.value, "lower": q.lower, "upper": q.upper,
                  "fixed": not q.vary})
 st.caption("Initial values are the start of an output-error fit; two-stage and equation error start from a"
@@ -73,7 +73,8 @@ edited = st.data_editor(
 try:
     params = ParameterSet(
         Parameter(name=r["parameter"], value=float(r["initial value"]), lower=float(r["lower"]),
-                  upper=float(r["upper"]), vary=not bool(r["fixed"]), unit=r["unit"], description=r["description"])
+                  upper=float(r["upper"]), vary=not bool(r["fixed"]), description=r["description"],
+                  unit=defaults[r["parameter"]].unit)
         for r in edited.to_dict("records")
     )
     # the settings' start values follow the table (their parameters)

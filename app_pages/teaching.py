@@ -12,6 +12,7 @@ from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
 from nlid_core.figures import friction as ffig
+from nlid_core.figures.fits import fit_units
 from nlid_core.friction.experiments import FRICTION_EXAMPLES
 from nlid_core.models import TermModel
 from nlid_core.terms import REGISTRY, baseline_terms
@@ -21,11 +22,16 @@ from nlid_core.validation import validate
 st.title("Teaching mode")
 state.show_notice()
 jobs.prestart()
+# Neutral names: the list must not give the answer away. The structure is named only at the reveal.
 SYSTEMS = {
-    "hardening spring with quadratic damping (seed)": {"terms": dict(SEED_TRUTH), "noise": 4e-4},
-    "softening spring": {"terms": {"m0": 1.5, "c1": 0.8, "k1": 1500.0, "k3": -2.0e5}, "noise": 2e-5},
-    "linear oscillator": {"terms": {"m0": 2.0, "c1": 1.0, "k1": 800.0}, "noise": 1e-4},
-    "Coulomb friction": {"terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
+    "System A": {"structure": "hardening spring (cubic) with configuration-dependent mass and quadratic damping"
+                              " (the seed benchmark)", "terms": dict(SEED_TRUTH), "noise": 4e-4},
+    "System B": {"structure": "softening spring (negative cubic stiffness)",
+                 "terms": {"m0": 1.5, "c1": 0.8, "k1": 1500.0, "k3": -2.0e5}, "noise": 2e-5},
+    "System C": {"structure": "linear oscillator (mass, viscous damper, linear spring)",
+                 "terms": {"m0": 2.0, "c1": 1.0, "k1": 800.0}, "noise": 1e-4},
+    "System D": {"structure": "Coulomb friction beside a viscous damper and a linear spring",
+                 "terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
 }
 demo = state.teaching()
 
@@ -55,7 +61,10 @@ with st.expander("Friction experiments: where a static friction model fails"):
                        "loops are the bristles' (pre-sliding) deflection that LuGre models.")
 
 st.markdown("#### 1. A system with a hidden answer")
-system = st.selectbox("True system (its parameters stay hidden until step 6)", list(SYSTEMS), key=state.TEACH_SYSTEM)
+system = st.selectbox("Bench system (its structure and parameters stay hidden until step 6)", list(SYSTEMS),
+                      key=state.TEACH_SYSTEM,
+                      format_func=lambda n: f"{n}: a single-DOF test rig, displacement sensor noise"
+                                            f" {1e3 * SYSTEMS[n]['noise']:g} mm")
 truth = SYSTEMS[system]["terms"]
 noise = SYSTEMS[system]["noise"]
 true_params = TermModel(tuple(truth)).default_parameters(truth)  # settings such as v_eps at their defaults
@@ -70,8 +79,11 @@ spec = ExampleSpec(terms=truth, amplitude_n=amp, f0_hz=band[0], f1_hz=band[1], d
 t, force = chirp_design(amp, band[0], band[1], duration, 500.0)
 pred = predict_uncertainty(list(truth), true_params, t, force, noise_sd=noise)
 if pred.success:
-    st.markdown("Predicted relative standard errors if the true model were fitted: "
-                + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in zip(pred.names, pred.rel_stderr)))
+    # only the linear coefficients every system has are named: the others would give the structure away
+    linear = [(n, r) for n, r in zip(pred.names, pred.rel_stderr) if n in baseline_terms()]
+    st.markdown("Predicted relative standard errors of the linear coefficients if the true model were fitted: "
+                + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in linear)
+                + ". Those of the other terms, if there are any, are shown at the reveal.")
 else:
     st.warning(f"This test would make the system diverge: {esc(pred.message)}")
 
@@ -109,7 +121,7 @@ lin = demo.get("linear")
 if lin is not None and lin.success:
     st.markdown(f"Linear fit: **{lin.metrics[0].fit_percent:.1f} %**, residual "
                 f"{'white' if lin.metrics[0].whiteness.white else '**not white**: the structure misses something'}.")
-    st.plotly_chart(figures.fig_fit(lin.records[0], channel="x"), key="teach_linear")
+    st.plotly_chart(figures.fig_fit(lin.records[0], channel="x", units=fit_units(lin)), key="teach_linear")
 
 st.markdown("#### 6. Add terms, identify, and reveal the truth")
 terms = st.multiselect("Terms", list(REGISTRY), default=list(baseline_terms()), key=state.TEACH_TERMS,
@@ -129,5 +141,11 @@ if fit is not None:
         st.markdown(f"Fit {fit.metrics[0].fit_percent:.2f} % on the test; on a second test at 60 % of the level:"
                     f" **{val.metrics[0].fit_percent:.2f} %**.")
         st.plotly_chart(figures.fig_fit(val, channel="x"), key="teach_validation")
-        if st.toggle("Reveal the true parameters", key=state.TEACH_REVEAL):
-            st.dataframe(tables.truth_table(dict(zip(true_params.names, true_params.values)), fit), hide_index=True, key="teach_truth")
+        if st.toggle("Reveal the true system", key=state.TEACH_REVEAL):
+            st.markdown(f"**{esc(system)}** is a **{esc(SYSTEMS[system]['structure'])}**:")
+            st.code(TermModel(tuple(truth)).equation(), language=None, wrap_lines=True)
+            tables.show(tables.truth_table(dict(zip(true_params.names, true_params.values)), fit), key="teach_truth",
+                        fmt="%.5g")
+            if pred.success:
+                st.caption("Predicted relative standard errors of this test for every true term: "
+                           + ", ".join(f"{esc(n)} {100 * r:.2g} %" for n, r in zip(pred.names, pred.rel_stderr)))

@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from nlid_core.estimate import FitResult
-from nlid_core.metrics import ChannelMetrics, relative_error
+from nlid_core.metrics import ChannelMetrics, relative_error, residual_kind
 from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
 from nlid_core.nonlinearity.baseline import baseline_parameter
 from nlid_core.terms import REGISTRY
@@ -27,6 +27,33 @@ from .state import Run
 
 def _num(v: float) -> float | None:
     return v if math.isfinite(v) else None
+
+
+#: Shown in a table cell that has no value (a fixed parameter's standard error, a failed run's fit).
+EMPTY = "—"
+
+
+def unit_text(unit: str) -> str:
+    """A unit as a table shows it: ``"1"`` (or nothing) reads "dimensionless"."""
+    u = str(unit).strip()
+    return "dimensionless" if u in ("", "1") else u
+
+
+def _sig(values: Any, digits: int = 4) -> Any:
+    """Numbers rounded to ``digits`` significant digits, for tables shown by ``st.dataframe`` without a column
+    format (a float shows all its digits there: 63.7144 instead of 63.71); NaN and inf are kept."""
+    arr = np.asarray(values, dtype=np.float64)
+    out = np.array([float(f"{v:.{digits}g}") for v in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+    return out if arr.ndim else float(out)
+
+
+def _rounded(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """``frame`` with every float column rounded to ``digits`` significant digits (see :func:`_sig`)."""
+    out = frame.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            out[c] = _sig(out[c].to_numpy(dtype=np.float64), digits)
+    return out
 
 
 def parameter_table(fit: FitResult) -> pd.DataFrame:
@@ -40,16 +67,23 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
             f"{conf} % low": _num(e.ci[0]) if e.vary else None,
             f"{conf} % high": _num(e.ci[1]) if e.vary else None,
             "rel. stderr [%]": _num(100 * e.rel_stderr) if e.vary else None,
-            "unit": e.unit if e.unit != "1" else "dimensionless",
+            "unit": unit_text(e.unit),
             "flags": ", ".join(f.replace("_", " ") for f in e.flags),
         })
     return pd.DataFrame(rows)
 
 
+#: Column of the whiteness p-value in :func:`metrics_table`.
+WHITENESS_P = "whiteness p (Ljung-Box)"
+
+
 def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) -> pd.DataFrame:
+    """One row per scored channel: which residual (``metrics.residual_kind``), its size, and its whiteness test
+    with the number of lags it sums over."""
     return pd.DataFrame([{
-        "record": m.record, "channel": m.channel, "RMSE": m.rmse, "unit": m.unit, "NRMSE": m.nrmse,
-        "fit [%]": m.fit_percent, "residual white (Ljung-Box p)": m.whiteness.p_value,
+        "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel), "RMSE": m.rmse,
+        "unit": unit_text(m.unit), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
+        WHITENESS_P: _num(m.whiteness.p_value), "lags": m.whiteness.lags,
         "input-residual corr. outside band [%]": _num(100 * m.input_xcorr_fraction_outside),
     } for m in metrics])
 
@@ -58,7 +92,7 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([{
         "run": r.id, "time": r.created, "method": r.result.method, "terms": ",".join(r.config.terms),
         "records": ", ".join(r.config.fit_records), "success": r.result.success,
-        "fit [%]": r.result.metrics[0].fit_percent if r.result.metrics else None,
+        "fit [%]": _num(r.result.metrics[0].fit_percent) if r.result.metrics else None,
         "seconds": round(r.elapsed_s, 3),
     } for r in runs])
 
@@ -82,6 +116,9 @@ def compare_table(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
+#: Integer columns (counts, ids): shown without decimals.
+INTEGER_COLUMNS = ("lags", "run", "samples", "p", "q")
+
 #: Text columns that hold lists of words (flags, notes): given room so that they are not cut at 1280 px.
 WIDE_TEXT = ("flags", "notes", "fixed", "message", "reason", "parameters")
 
@@ -91,7 +128,11 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
     compact width, and the word-list columns (:data:`WIDE_TEXT`) wide, so that a parameter table fits a
     1280 px page without its flags being cut."""
     def column_fmt(c: str) -> str:
-        # an uncertainty needs fewer digits than the value it belongs to
+        # an uncertainty needs fewer digits than the value it belongs to; a p-value two
+        if c == WHITENESS_P:
+            return "%.2g"
+        if c in INTEGER_COLUMNS:
+            return "%d"
         return "%.3g" if c.startswith(("±", "rel.")) else fmt
 
     def width(c: str) -> str | None:
@@ -106,28 +147,36 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
 
 
 def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g") -> None:
-    """``st.dataframe`` without the index, numbers formatted with ``fmt``."""
-    st.dataframe(frame, hide_index=True, key=key, column_config=number_format(frame, fmt))  # type: ignore[arg-type]
+    """``st.dataframe`` without the index, numbers formatted with ``fmt``, empty cells shown as :data:`EMPTY`."""
+    st.dataframe(frame, hide_index=True, key=key, column_config=number_format(frame, fmt),  # type: ignore[arg-type]
+                 placeholder=EMPTY)
 
 
 # --------------------------------------------------------------------------- nonlinearity evidence
 def linear_check_table(check: LinearCheck) -> pd.DataFrame:
     """Equation-error fits of the linear model and of each candidate term (force NRMSE in %)."""
-    return pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
-                          **{k: f"{v:.4g} {m.units.get(k, '')}" for k, v in m.values.items()}}
-                         for m in check.rows])
+    return _rounded(pd.DataFrame([{"model": m.label, "force NRMSE [%]": 100 * m.nrmse,
+                                   **{k: _with_unit(v, m.units.get(k, "")) for k, v in m.values.items()}}
+                                  for m in check.rows]))
+
+
+def _with_unit(value: float, unit: str) -> str:
+    """``value`` to 4 significant digits followed by its unit (none for a dimensionless one)."""
+    u = str(unit).strip()
+    return f"{value:.4g}" if u in ("", "1") else f"{value:.4g} {u}"
 
 
 def two_tone_table(lines: Sequence[IntermodulationLine]) -> pd.DataFrame:
-    return pd.DataFrame([{"p": ln.p, "q": ln.q, "frequency [Hz]": ln.freq_hz, "level [dB]": ln.level_db}
-                         for ln in lines])
+    return _rounded(pd.DataFrame([{"p": ln.p, "q": ln.q, "frequency [Hz]": ln.freq_hz, "level [dB]": ln.level_db}
+                                  for ln in lines]))
 
 
 def equivalent_linear_table(levels: Sequence[EquivalentLinear]) -> pd.DataFrame:
     mass, damping, stiffness = (baseline_parameter(r) for r in ("mass", "damping", "stiffness"))
-    return pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, mass: e.m0, damping: e.c1,
-                          stiffness: e.k1, "f_n [Hz]": e.f_n_hz, "zeta": e.zeta, "force NRMSE [%]": 100 * e.nrmse}
-                         for e in levels])
+    return _rounded(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, mass: e.m0, damping: e.c1,
+                                   stiffness: e.k1, "f_n [Hz]": e.f_n_hz, "zeta": e.zeta,
+                                   "force NRMSE [%]": 100 * e.nrmse}
+                                  for e in levels]))
 
 
 # --------------------------------------------------------------------------- excitation design
@@ -143,28 +192,28 @@ def design_table(preds: Sequence[Any]) -> pd.DataFrame:
         else:
             row["worst"] = pred.message
         rows.append(row)
-    return pd.DataFrame(rows)
+    return _rounded(pd.DataFrame(rows), 3)
 
 
 def monte_carlo_table(mc: Any) -> pd.DataFrame:
     """Predicted against realised spread per parameter (``studies.monte_carlo_check``)."""
-    return pd.DataFrame({"parameter": list(mc.names), "truth": mc.truth, "predicted std": mc.predicted_std,
-                         "realised std": mc.realised_std, "realised / predicted": mc.ratio, "bias": mc.bias})
+    return _rounded(pd.DataFrame({"parameter": list(mc.names), "truth": mc.truth, "predicted std": mc.predicted_std,
+                                  "realised std": mc.realised_std, "realised / predicted": mc.ratio, "bias": mc.bias}))
 
 
 # --------------------------------------------------------------------------- identifiability studies
 def sensitivity_table(study: Any) -> pd.DataFrame:
-    return pd.DataFrame({"parameter": list(study.names), "value": study.values,
-                         "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
-                         "information share [%]": 100 * np.asarray(study.information_share),
-                         "variance inflation": study.variance_inflation})
+    return _rounded(pd.DataFrame({"parameter": list(study.names), "value": study.values,
+                                  "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
+                                  "information share [%]": 100 * np.asarray(study.information_share),
+                                  "variance inflation": study.variance_inflation}))
 
 
 def multistart_tables(ms: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """End point and cost of every start, and the spread of the starts that reached the best cost [%]."""
     ends = pd.DataFrame(ms.end_points, columns=list(ms.names)).assign(cost=ms.costs, reached_best=ms.at_best)
     spread = pd.DataFrame({"parameter": list(ms.names), "spread at the best cost [%]": 100 * ms.spread})
-    return ends, spread
+    return _rounded(ends), _rounded(spread, 3)
 
 
 def regularisation_tables(path: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -173,14 +222,14 @@ def regularisation_tables(path: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     estimates.insert(0, "λ", path.lambdas)
     errors = pd.DataFrame(100 * relative_error(path.stderr, path.estimates), columns=list(path.names))
     errors.insert(0, "λ", path.lambdas)
-    return estimates, errors
+    return _rounded(estimates), _rounded(errors, 3)
 
 
 def structure_table(sc: Any) -> pd.DataFrame:
-    return pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
-                          "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
-                          "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
-                         for v in (sc.base, *sc.variants)])
+    return _rounded(pd.DataFrame([{"variant": v.label, "terms": ",".join(v.terms), "ok": v.success,
+                                   "parameters": v.n_params, "AIC": v.aic, "BIC": v.bic, "ΔAIC": v.delta_aic,
+                                   "ΔBIC": v.delta_bic, "validation RMSE": v.validation_rmse}
+                                  for v in (sc.base, *sc.variants)]), 6)
 
 
 # --------------------------------------------------------------------------- teaching and export

@@ -38,6 +38,7 @@ __all__ = [
     "whiteness_test",
     "ChannelMetrics",
     "channel_metrics",
+    "residual_kind",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -217,6 +218,18 @@ def whiteness_test(r: FloatArray, max_lag: int | None = None) -> WhitenessTest:
     band = 1.96 / np.sqrt(n)
     frac = float(np.mean(np.abs(acf[1:]) > band))
     return WhitenessTest(lags=lag, q_stat=q, p_value=p, fraction_outside=frac, white=p >= 0.01, acf=acf, band=band)
+
+
+def residual_kind(channel: str) -> str:
+    """Which residual the metrics of ``channel`` score: ``"equation error"`` for a force channel (the model's
+    force from the measured motion against the measured force), ``"simulation error"`` for a response channel
+    (the response simulated from the measured force against the measured one).
+
+    Their whiteness tests answer different questions and their p-values are not comparable: the equation
+    error carries the noise of the derived velocity and acceleration, the simulation error the effect of an
+    initial state and of slow model errors accumulated over time.
+    """
+    return "equation error" if str(channel).startswith("f") else "simulation error"
 
 
 @dataclass(frozen=True, kw_only=True)

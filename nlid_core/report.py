@@ -22,9 +22,10 @@ import numpy as np
 from ._version import __version__
 from .estimate import FitResult
 from .identifiability import rank_summary
+from .metrics import residual_kind
 from .validation import ValidationResult
 
-__all__ = ["result_to_dict", "format_report", "html_report", "all_warnings"]
+__all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text"]
 
 
 def _num(v: float) -> float | None:
@@ -108,6 +109,12 @@ def _fmt(v: float, digits: int = 5) -> str:
     return f"{v:.{digits}g}" if math.isfinite(v) else "inf"
 
 
+def unit_text(unit: str) -> str:
+    """A unit as the reports write it: ``"1"`` (a ratio of equal units, e.g. V/V) reads "dimensionless"."""
+    u = str(unit).strip()
+    return "dimensionless" if u in ("", "1") else u
+
+
 def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> str:
     """Readable multi-line report of ``fit`` (equation, parameter table, flags, metrics) and its ``validations``."""
     lines = []
@@ -124,7 +131,8 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
         rel = f"{100 * e.rel_stderr:.2f}%" if math.isfinite(e.rel_stderr) else "inf"
         ci = f"[{_fmt(e.ci[0])}, {_fmt(e.ci[1])}]"
         lines.append(
-            f"  {e.name:6s} {_fmt(e.value, 7):>13s} {_fmt(e.stderr, 3):>11s} {rel:>8s}   {ci:>27s}  {e.unit:12s}"
+            f"  {e.name:6s} {_fmt(e.value, 7):>13s} {_fmt(e.stderr, 3):>11s} {rel:>8s}   {ci:>27s}"
+            f"  {unit_text(e.unit):13s}"
             f" {','.join(e.flags)}"
         )
     notes = [(e.name, n) for e in fit.estimates for n in e.notes if e.vary]
@@ -143,10 +151,11 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
         lines.append("")
         lines.append("Fit:")
         for m in fit.metrics:
-            white = "white" if m.whiteness.white else f"NOT white (Ljung-Box p = {m.whiteness.p_value:.2g})"
+            white = "white" if m.whiteness.white else "NOT white"
             lines.append(
                 f"  {m.record} {m.channel}: RMSE {_fmt(m.rmse, 4)} {m.unit}, NRMSE {_fmt(m.nrmse, 4)},"
-                f" fit {m.fit_percent:.2f} %, residual {white}"
+                f" fit {m.fit_percent:.2f} %, {residual_kind(m.channel)} {white}"
+                f" (Ljung-Box p = {m.whiteness.p_value:.2g} over lags 1-{m.whiteness.lags})"
             )
     for v in validations:
         lines.append("")
@@ -155,8 +164,10 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
             continue
         for m in v.metrics:
             lines.append(
-                f"Validation on {v.record} {m.channel} (after {v.n_init} samples): RMSE {_fmt(m.rmse, 4)} {m.unit},"
-                f" NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %"
+                f"Validation on {v.record} {m.channel} (after {v.n_init} samples, initial state: {v.init}):"
+                f" RMSE {_fmt(m.rmse, 4)} {m.unit}, NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %,"
+                f" {residual_kind(m.channel)} {'white' if m.whiteness.white else 'NOT white'}"
+                f" (Ljung-Box p = {m.whiteness.p_value:.2g} over lags 1-{m.whiteness.lags})"
             )
     warns = all_warnings(fit, validations)
     if warns:
@@ -202,22 +213,27 @@ def html_report(
     rows = "".join(
         "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in (
             e.name, e.value, e.stderr if e.vary else "fixed", e.ci[0] if e.vary else "", e.ci[1] if e.vary else "",
-            f"{100 * e.rel_stderr:.2f} %" if e.vary and math.isfinite(e.rel_stderr) else "", e.unit,
+            f"{100 * e.rel_stderr:.2f} %" if e.vary and math.isfinite(e.rel_stderr) else "", unit_text(e.unit),
             ", ".join(e.flags))) + "</tr>"
         for e in fit.estimates
     )
     notes = "".join(f"<li><b>{escape(e.name)}</b>: {escape('; '.join(e.notes))}</li>"
                     for e in fit.estimates if e.vary and e.notes)
+    def white(m: Any) -> str:
+        return (f"<td>{escape(residual_kind(m.channel))}</td><td>{m.whiteness.p_value:.2g}</td>"
+                f"<td>{m.whiteness.lags}</td>")
+
     metrics = "".join(
-        f"<tr><td>{escape(m.record)}</td><td>{m.channel}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
-        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td><td>{m.whiteness.p_value:.2g}</td></tr>"
+        f"<tr><td>{escape(m.record)}</td><td>{escape(m.channel)}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td>{white(m)}</tr>"
         for m in fit.metrics
     )
     vals = "".join(
-        f"<tr><td>{escape(v.record)}</td><td>{m.channel}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
-        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td><td>{v.n_init}</td></tr>"
+        f"<tr><td>{escape(v.record)}</td><td>{escape(m.channel)}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td>{white(m)}<td>{v.n_init}</td>"
+        f"<td>{escape(v.init)}</td></tr>"
         for v in validations if v.success for m in v.metrics
-    ) + "".join(f"<tr><td>{escape(v.record)}</td><td colspan=5>failed: {escape(v.message)}</td></tr>"
+    ) + "".join(f"<tr><td>{escape(v.record)}</td><td colspan=10>failed: {escape(v.message)}</td></tr>"
                 for v in validations if not v.success)
     figs = "".join(f"<figure>{html}<figcaption>{escape(caption)}</figcaption></figure>"
                    for caption, html in figures_html)
@@ -249,8 +265,8 @@ records {escape(", ".join(r.name for r in fit.records))}</p>
 {f"<h3>Flags</h3><ul>{notes}</ul>" if notes else ""}
 <p>{escape(diag)}</p>{f"<ul>{weak}</ul>" if weak else ""}
 <h2>Fit</h2>
-<table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>whiteness p</th></tr>{metrics}</table>
-{f"<h2>Validation</h2><table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>initial-state samples</th></tr>{vals}</table>" if vals else ""}
+<table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th></tr>{metrics}</table>
+{f"<h2>Validation</h2><table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th><th>initial-state samples</th><th>initial state</th></tr>{vals}</table>" if vals else ""}
 {f"<h2>Figures</h2>{figs}" if figs else ""}
 {f"<h2>Warnings</h2><ul>{warns}</ul>" if warns else ""}
 <p><small>Timing: {timing}</small></p>

@@ -285,3 +285,44 @@ def test_record_names_and_units_cannot_inject_markup_into_figures():
     texts = [fig.layout.title.text] + [ax.title.text for ax in (fig.layout.yaxis, fig.layout.yaxis2)]
     assert all("<a" not in t and "<b>" not in t and "<br>" not in t for t in texts), texts
     assert "&lt;a href" in fig.layout.title.text
+
+
+# --------------------------------------------------------------------------- units of a record in volts
+@pytest.fixture(scope="module")
+def volt_fit(seed):
+    """The seed record relabelled as a record in volts (force and displacement channels both in V)."""
+    rec = from_arrays(seed.t, seed.f, seed.x, name="volts", units={"f": "V", "x": "V"})
+    fit = identify(rec, "m0,c1,k1,k3", options=FitOptions(method="two-stage", outputs=("x",)))
+    assert fit.success
+    return rec, fit
+
+
+def test_fit_units_come_from_the_fit_not_from_si(volt_fit):
+    rec, fit = volt_fit
+    units = F.fits.fit_units(fit, rec.name)
+    assert units == {"t": "s", "x": "V", "v": "V/s", "a": "V/s^2"}
+    fig = F.fig_fit(fit.records[0], channel="x", units=units)
+    titles = [_axis_title(fig, k) for k in ("yaxis", "yaxis2", "xaxis2")]
+    assert titles == ["displacement [V]", "residual (simulated − measured) [V]", "time [s]"]
+    assert not any("[m]" in t or "[N]" in t for t in titles)
+    spectrum = F.fig_fit_spectrum(fit.records[0], channel="x", units=units)
+    assert "V^2/Hz" in _axis_title(spectrum, "yaxis")
+
+
+def test_fit_units_of_an_equation_error_fit_name_the_force_unit(volt_fit):
+    rec, _ = volt_fit
+    ee = equation_error(derive_missing(rec), TermModel(("m0", "c1", "k1")))
+    units = F.fits.fit_units(ee, rec.name)
+    assert units["f"] == "V" and "x" not in units
+    fig = F.fig_fit(ee.records[0], channel="x", units=units)
+    assert _axis_title(fig, "yaxis") == "force [V]"
+    with pytest.raises(DataValidationError, match="`fit` must be a FitResult"):
+        F.fits.fit_units(ee.records[0])  # type: ignore[arg-type]
+
+
+def test_validation_of_a_volt_record_carries_volt_units_for_simulated_channels(volt_fit):
+    rec, fit = volt_fit
+    val = validate(fit, rec, init="data")
+    assert dict(val.units) == {"f": "V", "x": "V", "v": "V/s", "a": "V/s^2"}
+    fig = F.fig_fit(val, channel="x")
+    assert _axis_title(fig, "yaxis") == "displacement [V]"

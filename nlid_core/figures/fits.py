@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from ..errors import DataValidationError, ModelSpecError
-from ..estimate import RecordFit
+from ..estimate import FitResult, RecordFit
 from ..metrics import autocorrelation
 from ..nonlinearity import power_band, welch_psd
 from ..record import SI_UNITS
@@ -30,6 +30,38 @@ from .common import (
     _positive,
     decimate_for_plot,
 )
+
+def fit_units(fit: FitResult, record: str | None = None) -> dict[str, str]:
+    """Unit of each channel of a fitted record, as the fit's metrics state them.
+
+    A :class:`RecordFit` carries no units; its fit's metrics do (one per fitted channel, in the record's
+    own units, e.g. volts). Velocity and acceleration, when not fitted, take the displacement's unit
+    per second and per second squared. Pass the result as ``units`` to :func:`fig_fit`.
+
+    Parameters
+    ----------
+    fit : FitResult
+    record : str or None
+        Name of the record (one of ``fit.records``); default the first fitted record.
+
+    Returns
+    -------
+    dict
+        Channel (``t``, ``f``, ``x``, ``v``, ``a``) -> unit; channels the metrics do not name are
+        left out, except ``t`` (seconds) and ``v``, ``a`` derived from ``x``.
+    """
+    if not isinstance(fit, FitResult):
+        raise DataValidationError(f"`fit` must be a FitResult, got {type(fit).__name__}")
+    names = [m.record for m in fit.metrics]
+    name = record if record is not None else (fit.records[0].name if fit.records else (names[0] if names else None))
+    units = {"t": "s"}
+    units.update({m.channel: m.unit for m in fit.metrics if m.record == name and m.unit})
+    x = units.get("x")
+    if x is not None:
+        units.setdefault("v", f"{x}/s")
+        units.setdefault("a", f"{x}/s^2")
+    return units
+
 
 class _FitSignals:
     """Measured and predicted signal of one channel of a RecordFit or ValidationResult."""
