@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from .channels import CHANNEL_LABELS, ChannelKey, channel_name, parse_channel, sorted_keys
 from ._checks import check_positive
 from .errors import DataValidationError
+from .load_options import option_ref
 
 __all__ = [
     "MIN_SAMPLES",
@@ -196,7 +197,7 @@ def _check_time(t: FloatArray) -> None:
         raise DataValidationError(
             f"irregular sampling: the interval between rows {i} and {i + 1} is {dt[i]:.6g} s, mean is"
             f" {mean_dt:.6g} s ({100 * spread:.2g} % off); resample to a uniform grid"
-            " (resample=True, CLI --resample)"
+            f" ({option_ref('resample')})"
         )
     check_interval(float(mean_dt), "the sampling interval of `t`")
 
@@ -267,7 +268,7 @@ def check_interval(dt: float, what: str) -> None:
     side = f"shorter than {MIN_DT:g} s (a 1 GHz sampling rate)" if dt < MIN_DT else f"longer than {MAX_DT:g} s"
     rate = f"{1.0 / dt:.3g} Hz" if dt > 0 else "no finite rate"
     raise DataValidationError(
-        f"{what} is {dt:.3g} s ({rate}), {side}: check the time unit or the sampling rate (CLI --fs);"
+        f"{what} is {dt:.3g} s ({rate}), {side}: check the time unit or the sampling rate ({option_ref('fs')});"
         f" accepted intervals are {MIN_DT:g} s to {MAX_DT:g} s"
     )
 

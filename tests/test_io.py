@@ -501,3 +501,54 @@ def test_a_single_glitch_sample_is_rejected(tmp_path):
     f[10:13] = [200.0, 900.0, 300.0]
     pd.DataFrame({"t": t, "f": f, "x": 0.001 * np.sin(t)}).to_csv(tmp_path / "hammer.csv", index=False)
     assert load_record(tmp_path / "hammer.csv").n == 300
+
+
+# --------------------------------------------------------------------------- loading options named per front end
+from nlid_core.load_options import LOAD_OPTIONS, option_ref, reword  # noqa: E402
+
+PAGE = {"columns": "'Column mapping' {value}", "units": "'Units' {value}", "fs": "'Sampling rate [Hz]'",
+        "rows": "'Rows to keep' {value}", "resample": "the box 'Resample'"}
+
+
+def test_option_references_are_flags_and_reword_names_the_fields():
+    assert option_ref("fs") == "--fs" and option_ref("columns", "t=NAME") == "--columns t=NAME"
+    msg = (f"map one with {option_ref('columns', 't=NAME')} (or give the sampling rate with {option_ref('fs')}"
+           f" when the file has no time column); {option_ref('rows', '5:3')} selects nothing"
+           f" ({option_ref('resample')})")
+    assert reword(msg, PAGE) == ("map one with 'Column mapping' t=NAME (or give the sampling rate with"
+                                 " 'Sampling rate [Hz]' when the file has no time column); 'Rows to keep' 5:3"
+                                 " selects nothing (the box 'Resample')")
+    assert reword(msg, {}) == msg  # a front end without names keeps the flags
+    # a file column that looks like a flag is data, not an option
+    assert reword("column `--fs` (mapped to `t`)", PAGE) == "column `--fs` (mapped to `t`)"
+    for bad in (("speed",), ("fs", "100"), ("columns", "t NAME"), ("rows", "12")):
+        with pytest.raises(DataValidationError):
+            option_ref(*bad)
+    assert set(PAGE) == set(LOAD_OPTIONS)
+
+
+def test_loader_messages_name_the_options_by_flag(tmp_path: Path):
+    path = tmp_path / "no_time.csv"
+    pd.DataFrame({"u": np.sin(np.arange(300) / 7.0), "y": np.cos(np.arange(300) / 7.0)}).to_csv(path, index=False)
+    with pytest.raises(DataValidationError) as info:
+        load_record(path)
+    message = str(info.value)
+    assert "--columns t=NAME" in message and "--fs" in message
+    assert "'Column mapping' t=NAME" in reword(message, PAGE) and "--" not in reword(message, PAGE)
+    timed = tmp_path / "timed.csv"
+    pd.DataFrame({"t": np.arange(300) / 10.0, "f": np.sin(np.arange(300) / 7.0),
+                  "x": np.cos(np.arange(300) / 7.0)}).to_csv(timed, index=False)
+    with pytest.raises(DataValidationError, match="give either the time column or --fs, not both"):
+        load_record(timed, fs=10.0)
+    irregular = np.arange(300) / 10.0
+    irregular[100:] += 0.05
+    with pytest.raises(DataValidationError, match=r"resample to a uniform grid \(--resample\)"):
+        from_arrays(irregular, np.sin(irregular), np.cos(irregular))
+
+
+def test_time_from_an_exact_sampling_rate(tmp_path: Path):
+    path = tmp_path / "silver.csv"
+    pd.DataFrame({"V1": np.sin(np.arange(400) / 7.0), "V2": np.cos(np.arange(400) / 7.0)}).to_csv(path, index=False)
+    rec = load_record(path, columns="f=V1,x=V2", units="f=V,x=V", fs=610.3515625, rows="100:400")
+    assert f"{rec.fs:.10g}" == "610.3515625" and rec.t[0] == 100 / 610.3515625
+    assert "time built from the sampling rate 610.3515625 Hz" in rec.warnings

@@ -24,6 +24,7 @@ import pandas as pd
 
 from ..channels import CHANNEL_GRAMMAR, ChannelKey, channel_name, parse_channel, sorted_keys
 from ..errors import DataValidationError
+from ..load_options import option_ref
 from ..record import CHANNEL_LABELS, REQUIRED
 from ._table import _one_line
 from .units import _header_unit, unit_factor
@@ -259,19 +260,20 @@ def _map_columns(
             name = channel_name(key, n_dof)
             raise DataValidationError(
                 f"{fname} has several columns that could be `{name}` ({CHANNEL_LABELS[key.quantity]}):"
-                f" {_fmt_columns(hits)}; choose one with --columns {name}=NAME"
+                f" {_fmt_columns(hits)}; choose one with {option_ref('columns', f'{name}=NAME')}"
             )
         mapping[key] = hits[0]
     needed = [parse_channel(c) for c in required] + [ChannelKey("x", k) for k in range(2, n_dof + 1)]
     for key in sorted_keys(needed):
         if key not in mapping:
             name = channel_name(key, n_dof)
-            hint = " (or give the sampling rate with --fs when the file has no time column)" if name == "t" else ""
+            hint = (f" (or give the sampling rate with {option_ref('fs')} when the file has no time column)"
+                    if name == "t" else "")
             dofs = f" (the record has {n_dof} DOFs and needs the displacement of each)" if key.dof > 1 else ""
+            mapping_ref = option_ref("columns", f"{name}=NAME")
             raise DataValidationError(
                 f"no `{name}` ({CHANNEL_LABELS[key.quantity]}) column in {fname}{dofs}; available columns:"
-                f" {_fmt_columns(available)}; name a column `{name}` or map one with --columns {name}=NAME"
-                + hint
+                f" {_fmt_columns(available)}; name a column `{name}` or map one with {mapping_ref}" + hint
             )
     return {channel_name(k, n_dof): mapping[k] for k in sorted_keys(mapping)}
 

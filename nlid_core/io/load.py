@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..errors import DataValidationError
 from ..limits import Limits
+from ..load_options import FS_RANGE_HZ, option_ref
 from ..channels import parse_channel
 from ..record import REQUIRED, SI_UNITS, Record, from_channels
 from ._table import FloatArray, StrPath, _existing_file, _limits_arg, _one_line, _one_line_error, _Table, _unique
@@ -56,7 +57,7 @@ def _rows_arg(rows: tuple[int, int | None] | str | None) -> tuple[int, int | Non
 
 
 #: Accepted sampling rates (Hz): the reciprocals of record.MAX_DT and record.MIN_DT.
-_FS_RANGE_HZ = (1e-6, 1e9)
+_FS_RANGE_HZ = FS_RANGE_HZ
 
 
 def _fs_arg(fs: float | None) -> float | None:
@@ -210,14 +211,16 @@ def _load_record(
         raise
     if fs is not None and "t" in mapping:
         raise DataValidationError(
-            f"{p.name} has a time column `{mapping['t']}`; give either the time column or --fs, not both"
+            f"{p.name} has a time column `{mapping['t']}`; give either the time column or {option_ref('fs')}, not both"
         )
     n_rows = len(table.df)
     if row_slice is not None:
         start, stop = row_slice
         stop = n_rows if stop is None else min(stop, n_rows)
         if start >= stop:
-            raise DataValidationError(f"`rows` {start}:{stop} selects nothing from the {n_rows} data rows of {p.name}")
+            raise DataValidationError(
+                f"{option_ref('rows', f'{start}:{stop}')} selects nothing from the {n_rows} data rows of {p.name}"
+            )
         table = dataclasses.replace(table, df=table.df.iloc[start:stop].reset_index(drop=True))
         first_row = start
     else:
@@ -262,7 +265,7 @@ def _load_record(
         assert fs is not None  # "t" is required unless fs is given
         arrays = {"t": (first_row + np.arange(len(table.df), dtype=np.float64)) / fs, **arrays}
         unit_strings["t"] = "s"
-        notes.append(f"time built from the sampling rate {fs:g} Hz")
+        notes.append(f"time built from the sampling rate {fs:.10g} Hz")
     if first_row:
         notes.append(f"data rows {first_row}:{first_row + len(table.df)} of the file")
     placeholder: tuple[str, ...] = ()
