@@ -1,6 +1,6 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
-Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`),
+Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` (:mod:`nlid_core._cli_split`),
 ``friction identify`` (:mod:`nlid_core._cli_friction`), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
 options in :mod:`nlid_core._cli_model`.
@@ -265,6 +265,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_simulate_parser(sub, ident)
     add_friction_parser(sub, ident)
+    from ._cli_split import add_split_parser
+
+    add_split_parser(sub, ident)
     return p
 
 
@@ -542,6 +545,15 @@ def _friction(args: argparse.Namespace) -> int:
     return status
 
 
+def _split_command(args: argparse.Namespace) -> int:
+    from ._cli_split import run_split
+
+    lines = run_split(args)
+    if not args.quiet:
+        _print_report("\n".join(lines))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status.
 
@@ -557,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                       "design": _design, "simulate": _simulate, "friction": _friction}[args.command]
+                       "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command,
+                       }[args.command]
             status = handler(args)
         del caught
         return status
