@@ -7,9 +7,11 @@ depend on the simulator being tested.
 
 ``seed`` reproduces the benchmark of seed 000: θ = [m0, m1, c1, c2, k1, k3]
 = [2.0, 0.08, 0.5, 0.2, 800, 20000], linear chirp 0.5 → 5 Hz over 12 s of
-amplitude 10 N, ``t = linspace(0, 12, 6000)`` (500 Hz nominal), noise
-standard deviations 4e-4 m, 3e-3 m/s and 5e-2 m/s² drawn in that order from
-``numpy.random.default_rng(42)``.
+amplitude 10 N, 6000 samples at 500 Hz (``t = k / 500``), noise standard
+deviations 4e-4 m, 3e-3 m/s and 5e-2 m/s² drawn in that order from
+``numpy.random.default_rng(42)``. (The seed's own script sampled
+``linspace(0, 12, 6000)``, whose interval 12/5999 s is a rate of 499.917 Hz,
+not the 500 Hz it states; the examples sample at exactly ``fs_hz``.)
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ class ExampleSpec:
         Chirp start and end frequency.
     duration_s : float
     fs_hz : float
-        Nominal sampling rate; ``n = int(duration·fs)`` samples on
-        ``linspace(0, duration, n)`` as in the seed.
+        Sampling rate: ``n = int(duration·fs)`` samples at ``t = k / fs``
+        (``k = 0 .. n-1``), so the record's rate is exactly ``fs_hz``.
     noise : mapping
         Noise standard deviation per channel (x m, v m/s, a m/s², f N); drawn
         in the order x, v, a, f.
@@ -132,7 +134,7 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     # every parameter, settings such as v_eps included (from ``spec.settings``); true values as given
     theta = np.array([float(spec.terms.get(p.name, p.value)) for p in model.default_parameters()], dtype=np.float64)
     n = int(spec.duration_s * spec.fs_hz)
-    t = np.linspace(0.0, spec.duration_s, n)
+    t = np.arange(n, dtype=np.float64) / spec.fs_hz
     force = chirp_force(spec.amplitude_n, spec.f0_hz, spec.f1_hz, spec.duration_s)
     inertia = model.inertia_mask()
     one = np.ones(1)
@@ -144,7 +146,7 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
         g = float(model.regressors(xa, va, zero, theta)[0][~inertia] @ theta[~inertia])
         return [float(y[1]), (float(force(np.array(tau))) - g) / mass]
 
-    sol = solve_ivp(rhs, (0.0, spec.duration_s), list(spec.x0), method="DOP853", t_eval=t, rtol=1e-11,
+    sol = solve_ivp(rhs, (0.0, float(t[-1])), list(spec.x0), method="DOP853", t_eval=t, rtol=1e-11,
                     atol=1e-13, max_step=1.0 / spec.fs_hz)
     if not sol.success or sol.y.shape[1] != n or not np.all(np.isfinite(sol.y)):
         raise SimulationError(f"the example system diverges under this excitation: {sol.message}")
