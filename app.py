@@ -35,7 +35,7 @@ with st.sidebar:
     st.caption("Study")
     if recs:
         for name, rec in recs.items():
-            st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.4g} Hz, {','.join(rec.channels[1:])}")
+            st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.10g} Hz, {','.join(rec.channels[1:])}")
     else:
         st.markdown("No record loaded yet.")
     run = state.active_run()

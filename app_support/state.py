@@ -210,6 +210,90 @@ def replace_record(name: str, rec: Record) -> None:
     records()[name] = dataclasses.replace(rec, name=name)
 
 
+#: Longest record name (a typed name or a part of a split).
+MAX_RECORD_NAME = 80
+
+
+def check_record_name(name: object, *, renaming: str | None = None) -> str:
+    """``name`` stripped, checked as a new record name: text, not empty, at most :data:`MAX_RECORD_NAME`
+    characters, one line, not the name of another record of the session (``renaming``: the record being
+    renamed, whose own name does not count).
+
+    Raises DataValidationError saying what is wrong (the name, when shown, is escaped by the caller).
+    """
+    text = name.strip() if isinstance(name, str) else ""
+    if not text:
+        raise DataValidationError("a record needs a name")
+    if len(text) > MAX_RECORD_NAME:
+        raise DataValidationError(f"a record name may have at most {MAX_RECORD_NAME} characters; this one has"
+                                  f" {len(text)}")
+    if any(not ch.isprintable() for ch in text):
+        raise DataValidationError("a record name must be one line without control characters")
+    if text in records() and text != renaming:
+        raise DataValidationError(f"there is already a record named {text!r}; choose another name or remove it")
+    return text
+
+
+def record_users(name: str) -> list[str]:
+    """Runs of the history fitted on record ``name`` and validations run on it, as labels (empty: none)."""
+    users = [f"run {r.label}" for r in runs() if name in r.config.fit_records]
+    users += [f"a validation of run #{run_id}" for run_id, rec_name, _ in validations() if rec_name == name]
+    return users
+
+
+def rename_record(old: str, new: str) -> str:
+    """Rename record ``old`` to ``new`` (checked by :func:`check_record_name`); returns the new name.
+
+    The record keeps its place in the load order and the configuration's records to fit follow the
+    new name. A record that runs were fitted on or that validations used is not renamed: runs and
+    validations keep the names of the records they used, so renaming it would leave them naming a
+    record that no longer exists (DataValidationError saying which runs, and what to do instead).
+    """
+    recs = records()
+    if old not in recs:
+        raise DataValidationError(f"there is no record named {old!r}")
+    text = check_record_name(new, renaming=old)
+    if text == old:
+        return old
+    users = record_users(old)
+    if users:
+        more = f" and {len(users) - 2} more" if len(users) > 2 else ""
+        raise DataValidationError(
+            f"{old!r} is used by {', '.join(users[:2])}{more}; runs keep the names of the records they were"
+            " fitted and validated on, so it cannot be renamed. Split or load it again under another name,"
+            " or remove those runs first")
+    renamed = {(text if n == old else n): (dataclasses.replace(r, name=text) if n == old else r)
+               for n, r in recs.items()}
+    recs.clear()
+    recs.update(renamed)
+    cfg = config()
+    if cfg is not None and old in cfg.fit_records:
+        set_config(dataclasses.replace(cfg, fit_records=tuple(text if n == old else n for n in cfg.fit_records)))
+    return text
+
+
+def add_named_records(new: list[Record]) -> list[str]:
+    """Add records under their own names, all or none: every name checked by :func:`check_record_name`
+    (and unique among ``new``), the session limit respected. Returns the names.
+
+    Raises DataValidationError (SessionLimitError for the limit) naming the first bad name.
+    """
+    seen: set[str] = set()
+    for rec in new:
+        name = check_record_name(rec.name)
+        if name in seen:
+            raise DataValidationError(f"two new records are named {name!r}; names must be unique")
+        seen.add(name)
+    if len(new) > room_for_records():
+        raise SessionLimitError(records_full_message() if not room_for_records() else
+                                f"{len(new)} new records would exceed the {max_records()} records one session may"
+                                f" hold ({len(records())} loaded); remove some on the Data page first")
+    recs = records()
+    for rec in new:
+        recs[rec.name.strip()] = dataclasses.replace(rec, name=rec.name.strip())
+    return [rec.name.strip() for rec in new]
+
+
 def remove_record(name: str) -> None:
     records().pop(name, None)
     cfg = config()
@@ -424,6 +508,53 @@ def set_widget(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+def restore_form(store: str, defaults: dict[str, Any]) -> None:
+    """Give each widget of a form (keys of ``defaults``) the value :func:`keep_form` kept under ``store``,
+    or its default, when it has none (Streamlit forgets a page's widget values when the page is left).
+    Call before the widgets are drawn, and create them without a default value."""
+    kept: dict[str, Any] = st.session_state.get(store, {})
+    for key, default in defaults.items():
+        if key not in st.session_state:
+            st.session_state[key] = kept.get(key, default)
+
+
+def keep_form(store: str, keys: Iterable[str]) -> None:
+    """Keep the current values of the widgets ``keys`` under ``store`` (see :func:`restore_form`)."""
+    kept: dict[str, Any] = st.session_state.setdefault(store, {})
+    for key in keys:
+        if key in st.session_state:
+            kept[key] = st.session_state[key]
+
+
+def editor_base(key: str, default: Any) -> Any:
+    """The data the ``st.data_editor`` of key ``key`` starts from: the table :func:`keep_editor` kept on an
+    earlier visit of the page, else ``default``. It stays the same while the editor lives (Streamlit keeps
+    the user's edits relative to it), so a page passes it on every run and keeps the edited table."""
+    tables: dict[str, dict[str, Any]] = st.session_state.setdefault(EDITOR_TABLES, {})
+    entry = tables.setdefault(key, {"latest": default})
+    if key not in st.session_state or "base" not in entry:
+        entry["base"] = entry["latest"]
+    return entry["base"]
+
+
+def keep_editor(key: str, value: Any) -> None:
+    """Keep the edited table of the editor ``key`` for the next visit of the page (see :func:`editor_base`)."""
+    st.session_state.setdefault(EDITOR_TABLES, {}).setdefault(key, {})["latest"] = value
+
+
+def post(where: str, kind: str, text: str) -> None:
+    """Queue a message (``kind`` success/info/warning/error, ``text`` markdown whose user data is escaped)
+    for the next render of the page section ``where`` (messages from button callbacks)."""
+    st.session_state.setdefault(PAGE_MESSAGES, {}).setdefault(where, []).append((kind, text))
+
+
+def show_posts(where: str) -> None:
+    """Show and forget the messages queued for ``where`` by :func:`post`."""
+    for kind, text in st.session_state.get(PAGE_MESSAGES, {}).pop(where, []):
+        show = getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")
+        show(text)
+
+
 def show_notice() -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice:
@@ -463,6 +594,16 @@ DATA_APPLY_FILTER: Final = "apply_filter"
 DATA_DIFF_METHOD: Final = "diff_method"
 DATA_APPLY_DERIVE: Final = "apply_derive"
 DATA_REMOVE_RECORD: Final = "remove_record"
+DATA_FORM: Final = "nlid_data_form"  # not a widget: the Data page's kept form values (see restore_form)
+PAGE_MESSAGES: Final = "nlid_page_messages"  # not a widget: messages queued by callbacks, by page section
+EDITOR_TABLES: Final = "nlid_editor_tables"  # not a widget: tables of data editors kept across visits
+DATA_RESAMPLE: Final = "resample"
+DATA_UPLOAD_PANEL: Final = "upload_panel"
+DATA_SPLIT_BY: Final = "split_by"
+DATA_SPLIT_TABLE: Final = "split_table"  # key_for(DATA_SPLIT_TABLE, record, by, version)
+DATA_SPLIT: Final = "split_record"
+DATA_RENAME_TO: Final = "rename_to"
+DATA_RENAME: Final = "rename_record"
 
 # Nonlinearity
 NL_RECORD: Final = "nl_record"
