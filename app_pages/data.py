@@ -113,7 +113,7 @@ def _rename(old: str, key: str) -> None:
 
 r1, r2 = st.columns([3, 1], vertical_alignment="bottom")
 rename_key = state.key_for(state.DATA_RENAME_TO, name)
-r1.text_input("Name", value=name, key=rename_key, max_chars=state.MAX_RECORD_NAME)
+r1.text_input("Name of this record", value=name, key=rename_key, max_chars=state.MAX_RECORD_NAME)
 r2.button("Rename", key=state.DATA_RENAME, on_click=_rename, args=(name, rename_key))
 state.show_posts("rename")
 
