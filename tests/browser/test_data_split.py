@@ -66,6 +66,18 @@ def test_upload_split_rename_and_come_back(browser):  # type: ignore[no-untyped-
                 field.press("Enter")
                 wait_idle(page)
             assert page.locator(".st-key-load_upload button").is_visible()  # the panel stays open while editing
+            # without the sampling rate: the error names the page's field, not the CLI flag
+            page.locator(".st-key-fs input").fill("")
+            page.locator(".st-key-fs input").press("Enter")
+            wait_idle(page)
+            page.locator(".st-key-load_upload button").click()
+            wait_idle(page)
+            error = page.locator('[data-testid="stAlertContentError"]').inner_text()
+            assert "'Sampling rate [Hz]'" in error and "--fs" not in error, error
+            shot(page, "data-error-1280")
+            page.locator(".st-key-fs input").fill(FIELDS["fs"])
+            page.locator(".st-key-fs input").press("Enter")
+            wait_idle(page)
             page.locator(".st-key-load_upload button").click()
             wait_idle(page)
             no_exception(page)
