@@ -8,7 +8,7 @@ from app_support import state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.figures.fits import fit_units
-from nlid_core.report import html_report, result_to_dict
+from nlid_core.report import format_report, html_report, result_to_dict
 
 st.title("Export")
 state.show_notice()
@@ -37,6 +37,9 @@ if vals:
                            file_name=f"{stem}-validation.csv", mime="text/csv", key=state.EXPORT_VALIDATION_CSV)
 else:
     c3.caption("No validation yet for this run (Validate page).")
+
+with st.expander("The report as text (parameters with units, metrics, validations, warnings)"):
+    st.code(format_report(fit, vals), language=None)
 
 if st.button("Build the HTML report", key=state.EXPORT_BUILD_REPORT):
     figs = []

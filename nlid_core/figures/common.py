@@ -56,9 +56,12 @@ def _finish(fig: go.Figure, title: str | None, rows: int = 1, height: int | None
     fig.update_layout(
         template=TEMPLATE,
         font=dict(FONT),
-        title={"text": title or "", "x": 0.0, "xanchor": "left"},
+        # the title at the top edge and the legend just above the plot: in a narrow column the legend wraps
+        # to a second row and would otherwise run into the title
+        title={"text": title or "", "x": 0.0, "xanchor": "left", "yref": "container", "y": 1.0, "yanchor": "top",
+               "pad": {"t": 10}},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "right", "x": 1.0},
-        margin={"l": 70, "r": 30, "t": 70 if title else 40, "b": 55},
+        margin={"l": 70, "r": 30, "t": 95 if title else 40, "b": 55},
         height=height or max(320, ROW_HEIGHT * rows + 110),
         hovermode="closest",
     )
