@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from app_support import state, tables
+from app_support import known_answer, state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
-from nlid_core.metrics import acf_max_lag, residual, rms
-from nlid_core.validation import validate
+from nlid_core.metrics import residual, rms
+from nlid_core.record import MIN_SAMPLES
+from nlid_core.validation import fitted_record, validate
 
 st.title("Validate")
 state.show_notice()
@@ -35,13 +36,24 @@ name = c1.selectbox("Validation record", names, index=names.index(default), key=
                     help="Another record (e.g. another excitation level) tests the model honestly.")
 if name in run.config.fit_records:
     c1.caption("This record was used for fitting: the comparison shows the fit, not a validation.")
-n_init = int(c2.number_input("Samples for the initial state", min_value=0, max_value=max(recs[name].n - 20, 0),
-                             value=min(50, max(recs[name].n - 20, 0)), key=state.VALIDATE_N_INIT))
+FROM_FIT = "the fit's own (estimated with the parameters)"
+FROM_SAMPLES = "estimated from the first samples"
+own = fitted_record(fit, recs[name])
+init_choice = c2.radio("Initial state", [FROM_FIT, FROM_SAMPLES], key=state.VALIDATE_INIT,
+                       help="On a record the fit used, its own initial state reproduces the fit's residual and"
+                            " metrics; estimated from the first samples, as for a new record, it is less certain.",
+                       ) if own else FROM_SAMPLES
+if init_choice == FROM_FIT:
+    n_init = 0  # the key (run, record, 0) is reserved for the fit's own initial state
+else:
+    n_max = max(recs[name].n - MIN_SAMPLES, 1)
+    n_init = int(c2.number_input("Samples for the initial state", min_value=1, max_value=n_max,
+                                 value=min(50, n_max), key=state.VALIDATE_N_INIT))
 key = (run.id, name, n_init)
 val = state.validations().get(key)
 if val is None:
     try:
-        val = validate(fit, recs[name], n_init=n_init)
+        val = validate(fit, recs[name], n_init=n_init, init="fit" if n_init == 0 else "estimate")
     except NlidError as exc:
         st.error(f"Validation could not run: {esc(exc)}")
         st.stop()
@@ -53,14 +65,19 @@ if not val.success:
 with st.container(key="validation", border=True):
     st.subheader(f"Run #{run.id} on {esc(name)}")
     tables.show(tables.metrics_table(val.metrics), key="val_metrics")
+    how = {"fit": "estimated with the parameters by the fit (so these are the fit's own metrics)",
+           "estimate": f"estimated from the first {val.n_init} samples, parameters held",
+           "data": "taken from the first sample", "rest": "at rest"}.get(val.init, val.init)
+    st.caption(known_answer.whiteness_note(val.metrics, initial_state=how, start=val.n_init))
     channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key=state.VALIDATE_CHANNEL)
     st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
     resid = residual(val.measured[channel], val.predicted[channel], start=val.n_init)
     left, right = st.columns(2)
     left.plotly_chart(figures.fig_residual_spectrum(val.t[val.n_init:], resid, unit=val.units.get(channel, "")),
                       key="val_resid_spec")
-    right.plotly_chart(figures.fig_residual_acf(resid, max_lag=acf_max_lag(resid.size)), key="val_resid_acf")
+    right.plotly_chart(figures.fig_residual_acf(resid, max_lag=val.metric(channel).whiteness.lags),
+                       key="val_resid_acf")
     st.plotly_chart(figures.fig_fit_spectrum(val, channel=channel), key="val_spectrum")
-    st.caption(f"Initial state {val.init} from the first {val.n_init} samples: x0 = {val.x0[0]:.4g},"
-               f" v0 = {val.x0[1]:.4g}. Residual rms {rms(resid):.4g}"
+    st.caption(f"Initial state {how}: x0 = {val.x0[0]:.4g} {esc(val.units.get('x', ''), 40)},"
+               f" v0 = {val.x0[1]:.4g} {esc(val.units.get('v', ''), 40)}. Residual rms {rms(resid):.4g}"
                f" {esc(val.units.get(channel, ''), 40)}.")

@@ -635,6 +635,7 @@ IDENTIFY_COMPARE_RUNS: Final = "compare_runs"
 VALIDATE_RECORD: Final = "val_record"
 VALIDATE_N_INIT: Final = "n_init"
 VALIDATE_CHANNEL: Final = "val_channel"
+VALIDATE_INIT: Final = "val_init"
 
 # Identifiability
 IDENT_SENSITIVITY_JOB: Final = "sensitivity"

@@ -192,3 +192,94 @@ def test_evidence_validation_and_studies_after_a_run():
     errors = next(d.value for d in at.dataframe if "λ" in d.value.columns and "rel" not in d.value.columns
                   and (d.value.drop(columns="λ") > 0).all().all())
     assert len(errors) == 13
+
+
+# --------------------------------------------------------------------------- units, numbers, intervals, whiteness
+def test_table_builders_write_units_in_words_and_round_numbers():
+    from app_support import tables
+    from nlid_core.metrics import channel_metrics
+
+    assert tables.unit_text("1") == "dimensionless" and tables.unit_text("") == "dimensionless"
+    assert tables.unit_text("V/s") == "V/s"
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal(500)
+    frame = tables.metrics_table([channel_metrics("rec", "x", "V", y, y + 0.1 * rng.standard_normal(500)),
+                                  channel_metrics("rec", "f", "1", y, y + 0.1 * rng.standard_normal(500))])
+    assert frame["unit"].tolist() == ["V", "dimensionless"]
+    assert frame["residual"].tolist() == ["simulation error", "equation error"]
+    assert frame["lags"].tolist() == [50, 50] and tables.WHITENESS_P in frame.columns
+    cfg = tables.number_format(frame)
+    assert cfg[tables.WHITENESS_P]["type_config"]["format"] == "%.2g"
+    assert cfg["lags"]["type_config"]["format"] == "%d"
+    shown = tables._rounded(pd.DataFrame({"force NRMSE [%]": [63.7144], "variance inflation": [3355.987]}))
+    assert shown.iloc[0].tolist() == [63.71, 3356.0]
+
+
+def test_the_known_answer_note_states_measured_coverage_only_for_its_design():
+    from app_support import known_answer
+    from nlid_core.estimate import identify
+    from nlid_core.examples import make_example
+
+    study = known_answer.SEED_COVERAGE
+    assert set(study.coverage) == set(SEED_TRUTH)
+    assert all(0.0 < c <= 1.0 for c in study.coverage.values()) and 0.0 < study.all_inside <= 1.0
+    assert f"--draws {study.draws}" in study.command and (REPO / study.command.split()[1]).is_file()
+    seed = make_example("seed")
+    other_draw = make_example("seed", overrides={"seed": 7})
+    stronger = make_example("seed", overrides={"amplitude_n": 12.0})
+    assert known_answer._is_design(seed, study) and known_answer._is_design(other_draw, study)
+    assert not known_answer._is_design(stronger, study)
+    fit = identify(seed, "m0,m1,c1,c2,k1,k3")
+    note = known_answer.interval_note(fit, {"seed": seed})
+    misses = [e.name for e in fit.estimates if not e.ci[0] <= SEED_TRUTH[e.name] <= e.ci[1]]
+    assert note is not None and f"{6 - len(misses)} of 6 95 % intervals" in note
+    assert all(f"{n} (true" in note for n in misses)
+    assert "Measured on this test design" in note and study.command in note
+    fit_strong = identify(stronger, "m0,m1,c1,c2,k1,k3")
+    note_strong = known_answer.interval_note(fit_strong, {"seed": stronger})
+    assert note_strong is not None and "Measured on this test design" not in note_strong
+    assert known_answer.interval_note(fit, {}) is None  # the record is gone: nothing is claimed
+
+
+def test_identify_and_validate_label_and_agree_on_the_whiteness_of_the_fitted_record():
+    at = with_example()
+    go(at, "identify")
+    at.button(key=state.IDENTIFY_RUN).click().run()
+    assert not at.exception
+    assert any("Known answer" in i.value and "Measured on this test design" in i.value for i in at.info)
+    params = at.dataframe[0].value
+    assert "1" not in params["unit"].tolist()
+    metrics = next(d.value for d in at.dataframe if "residual" in d.value.columns)
+    assert metrics["residual"].tolist() == ["simulation error"] and metrics["lags"].tolist() == [50]
+    p_identify = metrics["whiteness p (Ljung-Box)"].iloc[0]
+    assert any("Ljung-Box test of the simulation error over lags 1-50" in c.value for c in at.caption)
+    go(at, "validate")
+    assert at.radio(key=state.VALIDATE_INIT).value.startswith("the fit's own")
+    val = next(d.value for d in at.dataframe if "residual" in d.value.columns)
+    assert val["whiteness p (Ljung-Box)"].iloc[0] == pytest.approx(p_identify, abs=0.01)
+    at.radio(key=state.VALIDATE_INIT).set_value("estimated from the first samples").run()
+    assert not at.exception
+    assert any("estimated from the first 50 samples" in c.value for c in at.caption)
+
+
+def test_teaching_mode_names_no_structure_before_the_reveal():
+    at = fresh()
+    go(at, "teaching")
+    box = at.selectbox(key=state.TEACH_SYSTEM)
+    assert [o.split(":")[0] for o in box.options] == ["System A", "System B", "System C", "System D"]
+    words = ("spring", "friction", "linear oscillator", "damping", "duffing", "coulomb", "seed")
+    assert not any(w in o.lower() for o in box.options for w in words)
+    box.set_value("System D").run()
+    at.button(key=state.TEACH_MEASURE).click().run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    steps_1_to_3 = " ".join(texts[:next(i for i, t in enumerate(texts) if t.startswith("#### 4."))]).lower()
+    assert "predicted relative standard errors of the linear coefficients" in steps_1_to_3
+    assert not any(w in steps_1_to_3 for w in ("coulomb", "friction", "**fc**"))
+    # step 4 shows what the evidence finds (that is the exercise); the answer itself waits for the reveal
+    assert not any("Coulomb friction beside" in t for t in texts)
+    at.multiselect(key=state.TEACH_TERMS).set_value(["m0", "c1", "fc", "k1"]).run()
+    at.button(key=state.TEACH_IDENTIFY).click().run()
+    at.toggle(key=state.TEACH_REVEAL).set_value(True).run()
+    assert not at.exception
+    assert any("Coulomb friction" in m.value for m in at.markdown)
