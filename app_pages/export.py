@@ -39,7 +39,7 @@ else:
     c3.caption("No validation yet for this run (Validate page).")
 
 with st.expander("The report as text (parameters with units, metrics, validations, warnings)"):
-    st.code(format_report(fit, vals), language=None)
+    st.code(format_report(fit, vals), language=None, wrap_lines=True)
 
 if st.button("Build the HTML report", key=state.EXPORT_BUILD_REPORT):
     figs = []

@@ -42,6 +42,12 @@ SEED_COVERAGE = CoverageStudy(
 )
 
 
+def _wilson_upper(p: float, n: int, z: float = 1.96) -> float:
+    """Upper end of the Wilson 95 % interval of a proportion ``p`` measured over ``n`` draws."""
+    den = 1 + z * z / n
+    return float((p + z * z / (2 * n) + z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / den)
+
+
 def _example_of(rec: Record | None) -> str | None:
     """The example a record was generated from (``example:<name>`` source, true parameters kept), else None."""
     if rec is None or not str(rec.source).startswith("example:") or "true_parameters" not in rec.meta:
@@ -88,16 +94,20 @@ def interval_note(fit: FitResult, records: Mapping[str, Record], study: Coverage
         text += " Outside: " + "; ".join(
             f"{esc(e.name)} (true {t:.6g}, {abs(e.value - t) / e.stderr:.1f} standard errors from the estimate)"
             for e, t in misses) + "."
-    text += (f" A {conf} % interval misses the true value in {100 - conf} % of repeated tests"
-             f" (1 in {100 / max(100 - conf, 1):.0f}), so with {len(rows)} parameters a miss in a single test is"
-             " common; by itself it is not a sign of a wrong model.")
+    text += (f"\n- A {conf} % interval misses the true value in {100 - conf} % of repeated tests"
+             f" (1 in {100 / max(100 - conf, 1):.0f}); with {len(rows)} parameters a miss in a single test is"
+             " common and by itself no sign of a wrong model.")
     if _is_design(rec, study) and conf == 95:
         shown = ", ".join(f"{esc(n)} {100 * c:.0f} %" for n, c in study.coverage.items())
-        text += (f" Measured on this test design: over {study.draws} independent noise draws fitted the same way,"
-                 f" the intervals contained the true value in {shown} of the draws, and all of them at once in"
-                 f" {100 * study.all_inside:.0f} % (reproduced by `{study.command}`).")
-    text += (" The Identifiability page computes each parameter's profile-likelihood interval, which does not"
-             " assume the cost is quadratic, beside this one.")
+        text += (f"\n- Measured on this test design ({study.draws} independent noise draws fitted the same way,"
+                 f" `{study.command}`): the intervals contained the true value in {shown} of the draws;"
+                 f" all {len(study.coverage)} at once in {100 * study.all_inside:.0f} %.")
+        low = [n for n, c in study.coverage.items() if _wilson_upper(c, study.draws) < 0.95]
+        if low:
+            text += (f" The intervals of {', '.join(esc(n) for n in low)} are somewhat too narrow on this design"
+                     " (coverage significantly below 95 %).")
+    text += ("\n- The Identifiability page computes each parameter's profile-likelihood interval, which does not"
+             " assume the cost is quadratic in the parameters.")
     return text
 
 
