@@ -108,6 +108,9 @@ def _rename(old: str, key: str) -> None:
     else:
         if new != old:
             state.set_widget(state.DATA_RECORD, new)
+            for unit in ("rows", "time"):  # the split table follows the record
+                state.move_editor(state.key_for(state.DATA_SPLIT_TABLE, old, unit),
+                                  state.key_for(state.DATA_SPLIT_TABLE, new, unit))
             state.post("rename", "success", f"Renamed {esc(old)} to {esc(new)}.")
 
 

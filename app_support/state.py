@@ -542,6 +542,13 @@ def keep_editor(key: str, value: Any) -> None:
     st.session_state.setdefault(EDITOR_TABLES, {}).setdefault(key, {})["latest"] = value
 
 
+def move_editor(old: str, new: str) -> None:
+    """Let the editor ``new`` start from the table kept for the editor ``old`` (e.g. after a rename)."""
+    tables: dict[str, dict[str, Any]] = st.session_state.setdefault(EDITOR_TABLES, {})
+    if old in tables:
+        tables[new] = {"latest": tables.pop(old).get("latest")}
+
+
 def post(where: str, kind: str, text: str) -> None:
     """Queue a message (``kind`` success/info/warning/error, ``text`` markdown whose user data is escaped)
     for the next render of the page section ``where`` (messages from button callbacks)."""

@@ -94,7 +94,7 @@ def test_bad_segments_name_the_row_of_the_table_and_create_nothing(rows, message
 
 
 def test_rename_follows_everywhere_and_refuses_duplicates_and_records_of_runs():
-    at = data_page()
+    at = with_table(data_page(), "seed", "rows", [("test", 3000, 6000)])
     at.text_input(key=state.key_for(state.DATA_RENAME_TO, "seed")).set_value("  rig run 3 ").run()
     at.button(key=state.DATA_RENAME).click().run()
     assert not at.exception and not at.error
@@ -103,9 +103,9 @@ def test_rename_follows_everywhere_and_refuses_duplicates_and_records_of_runs():
     assert at.session_state[state.CONFIG].fit_records == ("rig run 3",)
     assert at.selectbox(key=state.DATA_RECORD).value == "rig run 3"
     assert "rig run 3" in sidebar(at) and "seed" not in sidebar(at)
+    at.button(key=state.DATA_SPLIT).click().run()  # the split table followed the rename
+    assert list(at.session_state[state.RECORDS]) == ["rig run 3", "test"]
     # a name that is taken, an empty name, and a record a validation used
-    at = with_table(at, "rig run 3", "rows", [("test", 3000, 6000)])
-    at.button(key=state.DATA_SPLIT).click().run()
     for new, message in (("test", "already a record named"), ("   ", "needs a name")):
         at.text_input(key=state.key_for(state.DATA_RENAME_TO, "rig run 3")).set_value(new).run()
         at.button(key=state.DATA_RENAME).click().run()
