@@ -27,8 +27,11 @@ def _assert_same(fast, full):
         assert a.flags == b.flags, a.name
 
 
-def test_a_good_start_skips_the_segments_and_gives_the_same_fit(seed_record, monkeypatch):
-    fast, full = _both(seed_record, monkeypatch)
+def test_a_good_start_skips_the_segments_and_gives_the_same_fit(monkeypatch):
+    # Whether the segmented start simulates better than the (already good) equation-error start, and so
+    # shows in the stages, depends on the noise draw (about half of them): noise seed 1 is one where it
+    # does, so the two fits compared here start from different points.
+    fast, full = _both(make_example("seed", overrides={"seed": 1}), monkeypatch)
     assert "segmented-output-error" not in fast.stages and "segmented-output-error" in full.stages
     assert fast.success and full.success
     _assert_same(fast, full)
