@@ -137,7 +137,7 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
 
     def width(c: str) -> str | None:
         # values keep their own width (0.000224864 must not lose its leading digit); uncertainties are short
-        return "small" if c.startswith(("±", "rel.")) else None
+        return "small" if c.startswith("±") else None
 
     cfg: dict[str, object] = {c: st.column_config.NumberColumn(format=column_fmt(str(c)), width=width(str(c)))
                               for c in frame.columns

@@ -72,7 +72,12 @@ def main() -> None:
     names = tuple(SEED_TRUTH)
     truth = np.array([SEED_TRUTH[n] for n in names])
     spec = EXAMPLES["seed"]
-    print(f"design: {spec.description}; noise sd {dict(spec.noise)}")
+    rec = make_example("seed")
+    design = {"true_parameters": dict(rec.meta["true_parameters"]), "excitation": rec.meta["excitation"],
+              "noise": dict(rec.meta["noise"]), "fs_hz": round(1.0 / rec.dt, 6), "n": rec.n,
+              "measured": list(rec.measured)}
+    print(f"design: {spec.description}")
+    print(f"design as the dashboard checks it (app_support.known_answer.design_of): {design}")
     print(f"fit: default model {', '.join(model.param_names)}, {FitOptions().method},"
           f" {int(100 * FitOptions().confidence)} % intervals")
 
