@@ -4,15 +4,15 @@ panel's state kept when the user leaves the page and comes back."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import shared_data_dir
 from .conftest import serve, shot, wait_idle
 
-DATA = Path(os.environ.get("NLID_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+DATA = shared_data_dir() or Path("/nonexistent")
 CSV = DATA / "silverbox" / "SNLS80mV.csv"
 FIELDS = {"columns": "f=V1,x=V2", "units": "f=V,x=V", "fs": "610.3515625"}
 
