@@ -145,8 +145,11 @@ def test_broadband_force_gives_no_harmonic_levels(rng):
     rec = from_arrays(t, f, sim.x, sim.v, sim.a, name="random")
     h = harmonic_distortion(rec)
     assert h.n_valid == 0 and np.all(np.isnan(h.levels_db))
-    summary = evidence_summary(rec, harmonics=h)
-    assert any("not a single tone" in s for s in summary), summary
+    summary = evidence_summary(rec, harmonics=h, run_output_check=False)
+    # a random force: the best linear approximation by segment averaging replaces the harmonic analysis,
+    # and says that its spread cannot tell noise from distortion
+    assert any("segment averaging" in s and "cannot tell" in s for s in summary), summary
+    assert not any("not a single tone" in s for s in summary), summary
 
 
 def test_harmonic_distortion_validates_its_arguments(seed):

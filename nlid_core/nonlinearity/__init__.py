@@ -40,6 +40,19 @@ Restoring force and model comparison
     the linear model ``m0,c1,k1`` and the same plus one nonlinear term by
     equation error and compares the force residuals.
 
+Broadband and periodic excitation
+    :func:`bla` is the best linear approximation with its noise and nonlinear-distortion variances
+    per line, from several periods and realisations of a multisine (found automatically by
+    :func:`periodic_layout`) or by segment averaging of a random record; :func:`detection_lines`
+    compares the output at unexcited odd and even lines with the noise (odd- vs even-degree
+    nonlinearity). Pintelon & Schoukens, *System Identification: A Frequency Domain Approach*,
+    2nd ed., 2012, ch. 3-4.
+
+Output-error check
+    :func:`output_error_check` adds nonlinear terms one at a time by output error (simulation),
+    the reference when the equation-error comparison, biased towards the linear model by derived
+    noisy signals, says a term helps "little".
+
 :func:`evidence_summary` turns these numbers into a few plain-language
 findings; the thresholds are the constants of :mod:`.thresholds`.
 
@@ -48,13 +61,18 @@ Modules
     (harmonic distortion along a sweep), ``restoring`` (restoring force and its (x, ẋ) surface),
     ``comparison`` (equation-error fits of the linear model and one added term), ``levels``
     (equivalent linear parameters across levels), ``intermodulation`` (two-tone products),
+    ``bla`` (best linear approximation, periods and realisations), ``detection`` (excited and
+    detection lines), ``output_check`` (forward selection of terms by output error),
     ``verdict`` (plain-language findings), ``baseline`` (the linear baseline's parameters by role,
     read from the term registry) and ``thresholds`` (defaults and decision thresholds).
 """
 
 from __future__ import annotations
 
+from .bla import BLA, Layout, bla, bla_findings, detect_period, periodic_layout
 from .comparison import LinearCheck, ModelCheck, linear_fit_check
+from .detection import DetectionLines, LineClass, detection_lines, excited_lines, input_kind
+from .output_check import OutputErrorCheck, OutputErrorStep, output_error_check
 from .frf import FRF, frf
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .intermodulation import IntermodulationLine, two_tone_products
@@ -135,4 +153,18 @@ __all__ = [
     "RestoringSurface",
     "restoring_surface",
     "model_restoring_surface",
+    "BLA",
+    "Layout",
+    "bla",
+    "bla_findings",
+    "detect_period",
+    "periodic_layout",
+    "DetectionLines",
+    "LineClass",
+    "detection_lines",
+    "excited_lines",
+    "input_kind",
+    "OutputErrorCheck",
+    "OutputErrorStep",
+    "output_error_check",
 ]

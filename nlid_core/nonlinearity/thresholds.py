@@ -84,3 +84,46 @@ _SPECTROGRAM_BAND_MULTIPLE = 8.0
 
 #: Relative change of the equivalent natural frequency across levels counted as a drift.
 LEVEL_DRIFT = 0.02
+
+# --- Broadband and periodic excitation (best linear approximation, detection lines) --------------
+#: A DFT line of a period counts as excited when its input power is within this many dB of the
+#: strongest line ...
+EXCITED_DB = -40.0
+#: ... and, when the input noise is known, this many dB above the input's noise at that line.
+EXCITED_SNR_DB = 20.0
+#: A class of unexcited lines shows nonlinear distortion when its output level stands this many dB
+#: above the noise at the same lines (and the difference is significant for its number of lines).
+DETECTION_DB = 3.0
+#: Confidence of the per-line test "the BLA's total variance exceeds its noise variance" (F test).
+BLA_CONFIDENCE = 0.99
+#: The BLA shows nonlinear distortion above the noise when at least this fraction of the excited
+#: lines passes the per-line test (a linear system passes it at about 1 - BLA_CONFIDENCE of them) ...
+BLA_MIN_FRACTION = 0.05
+#: ... and the median ratio total / noise variance over the excited lines exceeds this (dB).
+BLA_MIN_DB = 1.0
+#: The input repeats with a lag when its normalised autocorrelation there exceeds this ...
+PERIOD_MIN_CORR = 0.02
+#: ... and samples one period apart match: their smoothed difference power is below this fraction
+#: of the signal power.
+PERIOD_MATCH = 0.1
+#: Shortest period searched (samples).
+MIN_PERIOD = 32
+#: Segments of a non-periodic record for segment averaging of the BLA.
+DEFAULT_SEGMENTS = 8
+#: A transient overlapping the period (a realisation's first samples repeating its last ones) gives
+#: the noise level when it holds at least this many samples (its second half is used).
+MIN_OVERLAP_SAMPLES = 64
+#: The output-error check adds a term when it lowers the output RMSE by at least this fraction.
+OE_IMPROVEMENT = 0.1
+#: Most samples of the output-error check's estimation segment (the next half as many validate).
+OE_MAX_SAMPLES = 16000
+#: An FRF line is shown as valid when its coherence reaches this and it lies in the excitation band.
+MIN_COHERENCE = 0.5
+#: A multisine counts as odd when at most this fraction of its excited lines is even (leakage, a
+#: drifting offset); those even lines are then left out of the analysis.
+ODD_TOLERANCE = 0.01
+#: Term tried by the output-error check when the loops show a force step at reversals (friction).
+FRICTION_TERM = "fc"
+#: Velocity scale of the smoothed Coulomb term in the output-error check, as a fraction of the
+#: velocity rms (a sharper tanh makes the simulation stiff and the check slow).
+OE_VEPS_FRACTION = 0.05

@@ -1,7 +1,11 @@
 """Plain-language findings on the nonlinearity of a record, each backed by a number.
 
-:func:`evidence_summary` reads a harmonic analysis and an equation-error model comparison against
-the thresholds of :mod:`.thresholds`.
+:func:`evidence_summary` reads the best linear approximation (distortion against noise, detection
+lines), a harmonic analysis, the output-error term check and the equation-error model comparison
+against the thresholds of :mod:`.thresholds`. Where the quick equation-error test and the
+output-error check disagree it says which to trust: equation error puts derived, noisy velocity and
+acceleration into the regressors and is biased towards the linear model; output error simulates
+the record and is the reference.
 """
 
 from __future__ import annotations
@@ -15,10 +19,23 @@ from ..record import Record
 from ..terms.registry import get_term
 from ._args import _check_record
 from .baseline import cubic_stiffness
-from .comparison import LinearCheck, linear_fit_check
+from ..estimate import ProgressFn
+from .bla import BLA, bla, bla_findings
+from .comparison import LinearCheck, ModelCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .hysteresis import HysteresisEvidence, hysteresis_evidence
-from .thresholds import _LINEAR_TERMS, FORCE_HARMONIC_DB, HARMONIC_DB, IMPROVEMENT_RATIO, LINEAR_ENOUGH, MIN_IMPROVEMENT
+from .output_check import OutputErrorCheck, output_error_check
+from .thresholds import (
+    _LINEAR_TERMS,
+    DEFAULT_CANDIDATES,
+    FORCE_HARMONIC_DB,
+    FRICTION_TERM,
+    HARMONIC_DB,
+    IMPROVEMENT_RATIO,
+    LINEAR_ENOUGH,
+    MIN_IMPROVEMENT,
+    OE_IMPROVEMENT,
+)
 
 __all__ = ["evidence_summary"]
 
@@ -95,51 +112,123 @@ def _harmonic_findings(h: HarmonicAnalysis) -> list[str]:
     return out
 
 
-def _model_findings(chk: LinearCheck) -> list[str]:
-    out: list[str] = []
+def _ee_helpful(chk: LinearCheck) -> list[tuple[str, ModelCheck]]:
     lin = chk.linear.nrmse
-    helpful = []
+    out = []
     for c in chk.candidates:
         term = next(t for t in c.terms if t not in _LINEAR_TERMS)
         if c.nrmse <= (1 - IMPROVEMENT_RATIO) * lin and lin - c.nrmse >= MIN_IMPROVEMENT:
-            helpful.append((term, c))
-            out.append(f"adding {term} lowers the linear model's force error from {_pct(lin)} to {_pct(c.nrmse)}")
-    if not helpful:
-        tried = ", ".join(next(t for t in c.terms if t not in _LINEAR_TERMS) for c in chk.candidates)
-        best = min((c.nrmse for c in chk.candidates), default=lin)
-        if lin < LINEAR_ENOUGH:
-            out.append(f"the linear model {', '.join(_LINEAR_TERMS)} explains the force to {_pct(lin)} (NRMSE)")
-        elif tried:
-            out.append(
-                f"adding {tried} changes the linear model's force error little ({_pct(lin)} -> {_pct(best)} at best)"
-            )
-    cubic = cubic_stiffness()
-    for term, c in helpful:
-        if term == cubic:
-            name = get_term(term).param_names[0]
-            k = float(c.values[name])
-            kind = "hardening" if k > 0 else "softening"
-            out.append(
-                f"force–displacement loop bends: {kind} spring ({name} = {k:.3g} {c.units[name]}"
-                f" {'>' if k > 0 else '<'} 0 in the {c.label} fit)"
-            )
+            out.append((term, c))
     return out
 
 
-def _hysteresis_findings(rec: Record, hysteresis: HysteresisEvidence | None) -> tuple[str, ...]:
+def _spring_kind(name: str, k: float, unit: str, label: str) -> str:
+    kind = "hardening" if k > 0 else "softening"
+    return f"{kind} spring ({name} = {k:.3g} {unit} {'>' if k > 0 else '<'} 0 in the {label} fit)"
+
+
+def _model_findings(chk: LinearCheck, oe: OutputErrorCheck | None, derived: bool) -> list[str]:
+    out: list[str] = []
+    lin = chk.linear.nrmse
+    helpful = _ee_helpful(chk)
+    tried = [next(t for t in c.terms if t not in _LINEAR_TERMS) for c in chk.candidates]
+    oe_ok = oe is not None and oe.success
+    needed = set(oe.selected) if oe is not None and oe.success else set()
+    how = ("equation error (force residual with velocity and acceleration derived from x)" if derived
+           else "equation error (force residual)")
+    for term, c in helpful:
+        note = ""
+        if oe_ok and term in oe.candidates and term not in needed:  # type: ignore[union-attr]
+            note = ("; output error does not confirm it (trust the output-error check: it simulates the"
+                    " record instead of using derived signals)")
+        out.append(f"{how}: adding {term} lowers the linear model's force error from {_pct(lin)} to"
+                   f" {_pct(c.nrmse)}{note}")
+    if not helpful and tried:
+        best = min((c.nrmse for c in chk.candidates), default=lin)
+        if needed:
+            out.append(
+                f"{how}: adding {', '.join(tried)} changes the linear model's force error little ({_pct(lin)} ->"
+                f" {_pct(best)} at best), but that test is biased towards the linear model when velocity and"
+                " acceleration are noisy (derived, errors in variables) and is dominated by their noise; the"
+                f" output-error check above is the reference: {' and '.join(oe.selected)} needed"  # type: ignore[union-attr]
+            )
+        elif lin < LINEAR_ENOUGH:
+            out.append(f"the linear model {', '.join(_LINEAR_TERMS)} explains the force to {_pct(lin)} (NRMSE)")
+        else:
+            out.append(
+                f"{how}: adding {', '.join(tried)} changes the linear model's force error little ({_pct(lin)} ->"
+                f" {_pct(best)} at best)"
+            )
+    cubic = cubic_stiffness()
+    if cubic is not None and cubic in needed and oe is not None:
+        step = next(s for s in oe.path if s.added == cubic)
+        name = get_term(cubic).param_names[0]
+        if name in step.values:
+            out.append(f"the cubic stiffness bends the force–displacement curve: "
+                       + _spring_kind(name, float(step.values[name]), step.units.get(name, ""),
+                                      f"output-error {step.label}"))
+    elif cubic is not None and not oe_ok:
+        for term, c in helpful:
+            if term == cubic:
+                name = get_term(term).param_names[0]
+                out.append("force–displacement loop bends: "
+                           + _spring_kind(name, float(c.values[name]), c.units[name], c.label))
+    return out
+
+
+def _hysteresis(rec: Record, hysteresis: HysteresisEvidence | None) -> HysteresisEvidence | None:
     if hysteresis is None:
         if rec.n_dof != 1:
-            return ()
+            return None
         try:
             hysteresis = hysteresis_evidence(rec)
         except NlidError:  # too short or degenerate for loops: no finding, as for any other missing evidence
-            return ()
-    return hysteresis.findings
+            return None
+    return hysteresis
+
+
+def _hysteresis_findings(hysteresis: HysteresisEvidence | None, oe: OutputErrorCheck | None) -> tuple[str, ...]:
+    if hysteresis is None:
+        return ()
+    out = list(hysteresis.findings)
+    if hysteresis.dead_band and oe is not None and oe.success and FRICTION_TERM in oe.candidates:
+        if FRICTION_TERM not in oe.selected:
+            gain = oe.gain(FRICTION_TERM)
+            change = f"{100 * gain:.0f} %" if math.isfinite(gain) else "nothing"
+            out.append(f"the friction step is not confirmed by output error: adding {FRICTION_TERM} lowers the"
+                       f" RMSE by {change} (less than {100 * OE_IMPROVEMENT:.0f} %); it may come from the derived"
+                       " acceleration or the mass estimate rather than from friction")
+    return tuple(out)
+
+
+def _broadband(rec: Record, h: HarmonicAnalysis, b: BLA | None) -> tuple[BLA | None, list[str]]:
+    """The BLA findings: always for a periodic record; for a random one only when it is not tonal."""
+    if b is None:
+        try:
+            b = bla(rec)
+        except NlidError:
+            return None, []
+    if b.layout.mode == "segments" and h.n_valid > 0:
+        return b, []
+    return b, list(bla_findings(b))
+
+
+def _output_check(rec: Record, oe: OutputErrorCheck | None, run: bool, friction: bool,
+                  progress: ProgressFn | None) -> OutputErrorCheck | None:
+    if oe is not None or not run or rec.n_dof != 1 or not rec.has("x") or rec.is_derived("x"):
+        return oe
+    try:
+        return output_error_check(rec, candidates=DEFAULT_CANDIDATES, late=(FRICTION_TERM,) if friction else (),
+                                  progress=progress)
+    except NlidError:
+        return None
 
 
 def evidence_summary(
     rec: Record, *, harmonics: HarmonicAnalysis | None = None, check: LinearCheck | None = None,
-    hysteresis: HysteresisEvidence | None = None,
+    hysteresis: HysteresisEvidence | None = None, broadband: BLA | None = None,
+    output_check: OutputErrorCheck | None = None, run_output_check: bool = True,
+    progress: ProgressFn | None = None,
 ) -> tuple[str, ...]:
     """Short plain-language findings on the nonlinearity of a record, each backed by a number.
 
@@ -153,15 +242,28 @@ def evidence_summary(
     hysteresis : HysteresisEvidence or None
         Loop and reversal evidence of ``rec`` already computed (default: :func:`.hysteresis.hysteresis_evidence`
         for a one-DOF record).
+    broadband : BLA or None
+        Best linear approximation of ``rec`` already computed (default: :func:`.bla.bla` with the
+        period found automatically).
+    output_check : OutputErrorCheck or None
+        Output-error term check already computed (default: :func:`.output_check.output_error_check`
+        when ``run_output_check``; the friction term is tried too when the loops show a dead band).
+    run_output_check : bool
+        Run the output-error check when none is given (a few seconds at most).
+    progress : callable or None
+        ``progress(stage, fraction, message)`` of the output-error check.
 
     Returns
     -------
     tuple of str
-        Findings on harmonics (threshold ``HARMONIC_DB``, held over ``SUSTAIN_WINDOWS`` windows; force
-        distortion above ``FORCE_HARMONIC_DB``) and on the model comparison (a term counts when it
-        lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and ``MIN_IMPROVEMENT``; the sign of the cubic
-        stiffness names a hardening or softening spring), then on hysteresis and friction (loops that
-        persist at low frequency; a force step at velocity reversals: :mod:`.hysteresis`).
+        In this order: the best linear approximation (distortion against noise, detection lines;
+        :mod:`.bla`) for periodic or broadband records; harmonics (threshold ``HARMONIC_DB``, held over
+        ``SUSTAIN_WINDOWS`` windows; force distortion above ``FORCE_HARMONIC_DB``); the output-error
+        check (:mod:`.output_check`: the terms a simulation needs, the reference); the equation-error
+        comparison (a term counts when it lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and
+        ``MIN_IMPROVEMENT``), with which to trust when the two disagree; the sign of the cubic
+        stiffness (hardening or softening); hysteresis and friction (:mod:`.hysteresis`), with
+        whether output error confirms friction.
     """
     rec = _check_record(rec)
     if harmonics is not None and not isinstance(harmonics, HarmonicAnalysis):
@@ -170,6 +272,19 @@ def evidence_summary(
         raise ModelSpecError(f"`check` must be a LinearCheck or None, got {type(check).__name__}")
     if hysteresis is not None and not isinstance(hysteresis, HysteresisEvidence):
         raise ModelSpecError(f"`hysteresis` must be a HysteresisEvidence or None, got {type(hysteresis).__name__}")
+    if broadband is not None and not isinstance(broadband, BLA):
+        raise ModelSpecError(f"`broadband` must be a BLA or None, got {type(broadband).__name__}")
+    if output_check is not None and not isinstance(output_check, OutputErrorCheck):
+        raise ModelSpecError(
+            f"`output_check` must be an OutputErrorCheck or None, got {type(output_check).__name__}")
     h = harmonics if harmonics is not None else harmonic_distortion(rec)
     chk = check if check is not None else linear_fit_check(rec)
-    return (*_harmonic_findings(h), *_model_findings(chk), *_hysteresis_findings(rec, hysteresis))
+    hyst = _hysteresis(rec, hysteresis)
+    b, bb = _broadband(rec, h, broadband)
+    harm = _harmonic_findings(h)
+    if bb and h.n_valid == 0:
+        harm = []  # "not a single tone": the BLA above is the analysis for such records
+    oe = _output_check(rec, output_check, run_output_check, bool(hyst is not None and hyst.dead_band), progress)
+    derived = any(rec.is_derived(c) for c in ("v", "a") if rec.has(c)) or not (rec.has("v") and rec.has("a"))
+    oe_lines = list(oe.findings()) if oe is not None else []
+    return (*bb, *harm, *oe_lines, *_model_findings(chk, oe, derived), *_hysteresis_findings(hyst, oe))
