@@ -79,6 +79,9 @@ from .intermodulation import IntermodulationLine, two_tone_products
 from .levels import EquivalentLinear, equivalent_linear, level_drift_summary
 from .restoring import (
     RestoringForce,
+    RestoringSlice,
+    RestoringSlices,
+    restoring_slices,
     RestoringSurface,
     local_amplitude,
     model_restoring_surface,
@@ -167,4 +170,7 @@ __all__ = [
     "OutputErrorCheck",
     "OutputErrorStep",
     "output_error_check",
+    "RestoringSlice",
+    "RestoringSlices",
+    "restoring_slices",
 ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy import signal as sp_signal
 
 from ..errors import ModelSpecError
@@ -26,6 +27,7 @@ from ._args import (
     _spectral_window,
 )
 from .spectra import _band_or_nan
+from .thresholds import MIN_COHERENCE
 
 __all__ = ["FRF", "frf"]
 
@@ -71,6 +73,45 @@ class FRF:
     def phase_deg(self) -> FloatArray:
         """Unwrapped phase of ``h`` in degrees (NaN where ``h`` is undefined)."""
         ok = np.isfinite(self.h)
+        out = np.full(self.h.shape, np.nan)
+        if ok.any():
+            out[ok] = np.degrees(np.unwrap(np.angle(self.h[ok])))
+        return out
+
+    def valid(self, min_coherence: float = MIN_COHERENCE) -> NDArray[np.bool_]:
+        """Lines where the estimate means something: finite, above 0 Hz, inside the excitation band
+        (when known) and with a coherence of at least ``min_coherence``.
+
+        Outside the band the force has (almost) no power, so ``h`` is noise over noise; where the
+        coherence is low the response there is mostly noise or distortion (its phase wanders by
+        thousands of degrees when unwrapped).
+
+        Parameters
+        ----------
+        min_coherence : float
+            Lowest coherence kept (0 keeps every line of the band).
+
+        Returns
+        -------
+        (m,) bool ndarray
+        """
+        ok = np.isfinite(self.h) & (self.freq_hz > 0)
+        lo, hi = self.band_hz
+        if math.isfinite(lo) and math.isfinite(hi):
+            ok &= (self.freq_hz >= lo) & (self.freq_hz <= hi)
+        with np.errstate(invalid="ignore"):
+            ok &= ~(self.coherence < min_coherence)
+        return np.asarray(ok, dtype=bool)
+
+    def valid_phase_deg(self, min_coherence: float = MIN_COHERENCE) -> FloatArray:
+        """Phase of ``h`` in degrees, unwrapped over the valid lines only (:meth:`valid`; NaN elsewhere).
+
+        Parameters
+        ----------
+        min_coherence : float
+            Lowest coherence kept.
+        """
+        ok = self.valid(min_coherence)
         out = np.full(self.h.shape, np.nan)
         if ok.any():
             out[ok] = np.degrees(np.unwrap(np.angle(self.h[ok])))

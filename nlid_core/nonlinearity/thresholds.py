@@ -127,3 +127,6 @@ FRICTION_TERM = "fc"
 #: Velocity scale of the smoothed Coulomb term in the output-error check, as a fraction of the
 #: velocity rms (a sharper tanh makes the simulation stiff and the check slow).
 OE_VEPS_FRACTION = 0.05
+#: A change of an equivalent linear parameter across levels is a trend only beyond this many
+#: combined standard errors.
+LEVEL_SIGNIFICANCE = 2.0

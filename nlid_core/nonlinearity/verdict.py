@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ModelSpecError, NlidError
 from ..record import Record
 from ..terms.registry import get_term
-from ._args import _check_record
+from ._args import _check_record, _with_va
 from .baseline import cubic_stiffness
 from ..estimate import ProgressFn
 from .bla import BLA, bla, bla_findings
@@ -25,6 +25,7 @@ from .comparison import LinearCheck, ModelCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .hysteresis import HysteresisEvidence, hysteresis_evidence
 from .output_check import OutputErrorCheck, output_error_check
+from .restoring import RestoringSlices, restoring_force, restoring_slices
 from .thresholds import (
     _LINEAR_TERMS,
     DEFAULT_CANDIDATES,
@@ -213,6 +214,15 @@ def _broadband(rec: Record, h: HarmonicAnalysis, b: BLA | None) -> tuple[BLA | N
     return b, list(bla_findings(b))
 
 
+def _slices(rec: Record, slices: RestoringSlices | None) -> RestoringSlices | None:
+    if slices is not None or rec.n_dof != 1:
+        return slices
+    try:
+        return restoring_slices(restoring_force(_with_va(rec)))
+    except NlidError:
+        return None
+
+
 def _output_check(rec: Record, oe: OutputErrorCheck | None, run: bool, friction: bool,
                   progress: ProgressFn | None) -> OutputErrorCheck | None:
     if oe is not None or not run or rec.n_dof != 1 or not rec.has("x") or rec.is_derived("x"):
@@ -228,7 +238,7 @@ def evidence_summary(
     rec: Record, *, harmonics: HarmonicAnalysis | None = None, check: LinearCheck | None = None,
     hysteresis: HysteresisEvidence | None = None, broadband: BLA | None = None,
     output_check: OutputErrorCheck | None = None, run_output_check: bool = True,
-    progress: ProgressFn | None = None,
+    slices: RestoringSlices | None = None, progress: ProgressFn | None = None,
 ) -> tuple[str, ...]:
     """Short plain-language findings on the nonlinearity of a record, each backed by a number.
 
@@ -250,6 +260,9 @@ def evidence_summary(
         when ``run_output_check``; the friction term is tried too when the loops show a dead band).
     run_output_check : bool
         Run the output-error check when none is given (a few seconds at most).
+    slices : RestoringSlices or None
+        Stiffness and damping slices of the restoring force already computed (default:
+        :func:`.restoring.restoring_slices` of :func:`.restoring.restoring_force` for a one-DOF record).
     progress : callable or None
         ``progress(stage, fraction, message)`` of the output-error check.
 
@@ -259,7 +272,8 @@ def evidence_summary(
         In this order: the best linear approximation (distortion against noise, detection lines;
         :mod:`.bla`) for periodic or broadband records; harmonics (threshold ``HARMONIC_DB``, held over
         ``SUSTAIN_WINDOWS`` windows; force distortion above ``FORCE_HARMONIC_DB``); the output-error
-        check (:mod:`.output_check`: the terms a simulation needs, the reference); the equation-error
+        check (:mod:`.output_check`: the terms a simulation needs, the reference); the curvature of the
+        restoring force's stiffness and damping slices (:mod:`.restoring`); the equation-error
         comparison (a term counts when it lowers the force NRMSE by ``IMPROVEMENT_RATIO`` and
         ``MIN_IMPROVEMENT``), with which to trust when the two disagree; the sign of the cubic
         stiffness (hardening or softening); hysteresis and friction (:mod:`.hysteresis`), with
@@ -274,6 +288,8 @@ def evidence_summary(
         raise ModelSpecError(f"`hysteresis` must be a HysteresisEvidence or None, got {type(hysteresis).__name__}")
     if broadband is not None and not isinstance(broadband, BLA):
         raise ModelSpecError(f"`broadband` must be a BLA or None, got {type(broadband).__name__}")
+    if slices is not None and not isinstance(slices, RestoringSlices):
+        raise ModelSpecError(f"`slices` must be RestoringSlices or None, got {type(slices).__name__}")
     if output_check is not None and not isinstance(output_check, OutputErrorCheck):
         raise ModelSpecError(
             f"`output_check` must be an OutputErrorCheck or None, got {type(output_check).__name__}")
@@ -287,4 +303,6 @@ def evidence_summary(
     oe = _output_check(rec, output_check, run_output_check, bool(hyst is not None and hyst.dead_band), progress)
     derived = any(rec.is_derived(c) for c in ("v", "a") if rec.has(c)) or not (rec.has("v") and rec.has("a"))
     oe_lines = list(oe.findings()) if oe is not None else []
-    return (*bb, *harm, *oe_lines, *_model_findings(chk, oe, derived), *_hysteresis_findings(hyst, oe))
+    sl = _slices(rec, slices)
+    return (*bb, *harm, *oe_lines, *(sl.findings() if sl is not None else ()), *_model_findings(chk, oe, derived),
+            *_hysteresis_findings(hyst, oe))
