@@ -55,9 +55,10 @@ _PAGE_NAMES: dict[str, str] = {
 
 
 def _for_the_page(message: str, path: Path, shown: str) -> str:
-    """A loader message naming the upload instead of the temporary file, and the page's fields instead of flags."""
+    """A loader message naming the upload instead of the temporary file, and the page's fields instead of flags;
+    names the loader quotes in backticks (code style) quoted plainly, as the page shows text (escaped)."""
     message = message.replace(str(path), shown).replace(path.name, shown)
-    return reword(message, _PAGE_NAMES)
+    return reword(message, _PAGE_NAMES).replace("`", "'")
 
 
 def parse_rate_field(text: str) -> float | None:

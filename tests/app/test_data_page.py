@@ -137,6 +137,7 @@ def test_an_exact_sampling_rate_and_errors_that_name_the_fields():
     at.button(key=state.DATA_LOAD_UPLOAD).click().run()
     (error,) = shown(at.error)
     assert "'Column mapping' t=NAME" in error and "'Sampling rate [Hz]'" in error and "--" not in error
+    assert "no 't' (time) column" in error and "`" not in error
     at.text_input(key=state.DATA_COLUMNS).set_value("f=V1,x=V2").run()
     for text, message in (("abc", "'Sampling rate [Hz]': 'abc' is not a number"),
                           ("0", "'Sampling rate [Hz]' must be between")):
