@@ -286,3 +286,18 @@ def test_every_public_function_documents_its_parameters() -> None:
         assert not missing, (name, missing)
     assert set(EXCITATIONS) == {"linear_chirp", "log_chirp", "schroeder_multisine", "stepped_sine",
                                 "stepped_amplitude"}
+
+
+# --------------------------------------------------------------------------- units of the force
+def test_generators_keep_the_force_unit_of_a_volt_record() -> None:
+    sweep = linear_chirp(1.0, 50.0, amplitude_n=0.1, duration_s=2.0, fs_hz=610.3515625, force_unit="V")
+    assert sweep.force_unit == "V" and "0.1 V" in sweep.description and " N" not in sweep.description
+    assert log_chirp(1.0, 50.0, amplitude_n=0.1, duration_s=2.0, fs_hz=610.0, force_unit="V").force_unit == "V"
+    ms = schroeder_multisine(1.0, 50.0, rms_n=0.05, duration_s=2.0, fs_hz=610.0, force_unit="V")
+    assert ms.force_unit == "V" and "0.05 V rms" in ms.description
+    steps = stepped_sine([5.0, 10.0], amplitude_n=0.2, dwell_s=1.0, fs_hz=610.0, force_unit="V")
+    assert steps.force_unit == "V" and "0.2 V" in steps.description
+    assert stepped_amplitude(sweep, [0.5, 1.0]).force_unit == "V"  # a level sequence keeps its base's unit
+    assert linear_chirp(1.0, 5.0, amplitude_n=3.0, duration_s=2.0, fs_hz=100.0).force_unit == "N"  # SI default
+    with pytest.raises(ModelSpecError, match=r"amplitude_n.*\(V\)|\(V\).*amplitude_n"):
+        linear_chirp(1.0, 50.0, amplitude_n=-1.0, duration_s=2.0, fs_hz=610.0, force_unit="V")

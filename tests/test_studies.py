@@ -208,3 +208,95 @@ def test_regularisation_path_with_output_error(seed_record):
     assert rp.oe_estimates is not None and rp.oe_deviation_norm is not None
     assert rp.oe_estimates[-1, rp.names.index("m1")] == pytest.approx(0.05, rel=1e-4)
     assert rp.oe_estimates[0, rp.names.index("m1")] == pytest.approx(0.126, rel=0.05)  # the plain output-error fit
+
+
+# --------------------------------------------------------------------------- long studies: progress, speed, estimates
+def _recorder():
+    calls: list[tuple[str, float, str]] = []
+    return calls, lambda stage, fraction, message: calls.append((stage, fraction, message))
+
+
+def test_structure_check_reports_each_refit_and_reuses_the_given_fit(seed_record, seed_fit):
+    calls, progress = _recorder()
+    sc = structure_check(seed_record, SEED_TERMS, seed_fit.options, add=("f0",), base_fit=seed_fit,
+                         progress=progress)
+    assert sc.success and sc.base.start == "given fit" and sc.base.cost == seed_fit.cost
+    labels = [v.label for v in sc.variants]
+    assert labels == [label for label, *_ in studies.structure_variants(SEED_TERMS, ("f0",))]
+    n = len(labels) + 1
+    for i, label in enumerate(labels, start=2):
+        assert any(m.startswith(f"refit {label} ({i} of {n})") for _, _, m in calls), label
+    assert any(re.search(r"\(\d of \d\): evaluation \d+$", m) for _, _, m in calls)  # the refit's own iterations
+    fractions = [f for _, f, _ in calls]
+    assert all(0.0 <= f <= 1.0 for f in fractions) and fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert sc.variant("without k3").delta_bic > 1000 and sc.variant("with f0").delta_bic > 0
+    assert sc.seconds > 0 and all(v.seconds > 0 for v in sc.variants)
+    # a fit that does not match (other options) is not reused: the base is identified again
+    other = structure_check(seed_record, "m0,c1,k1", FitOptions(), add=(), base_fit=seed_fit)
+    assert other.base.start == "identified"
+
+
+def test_an_added_coefficient_that_stays_at_its_bound_is_decided_without_fitting():
+    # a linear record: friction would only make the fit worse, so fc stays at its bound 0
+    rec = make_example("seed", overrides={"terms": {"m0": 2.0, "c1": 0.5, "k1": 800.0}, "seed": 5})
+    fit = identify(rec, "m0,c1,k1")
+    sc = structure_check(rec, fit.model, fit.options, add=("fc", "k3"), base_fit=fit)
+    fc, k3 = sc.variant("with fc"), sc.variant("with k3")
+    if "stays at its bound" in fc.start:
+        assert fc.cost == fit.cost and fc.n_params == sc.base.n_params + 1
+        assert fc.delta_bic == pytest.approx(np.log(fc.n))
+    else:  # the gradient pointed into the feasible side: it was fitted, and may only improve on the base
+        assert fc.cost <= fit.cost * (1 + 1e-9)
+    assert "bound" not in k3.start  # k3 is signed: no bound to stay at, it is fitted
+    assert k3.success and k3.cost <= fit.cost * (1 + 1e-9)
+    assert [r.split(":")[0] for r in sc.recommendations] == ["keep c1", "keep k1", "do not add fc", "do not add k3"]
+
+
+def test_multistart_and_profile_report_progress():
+    rec = make_example("seed", overrides={"terms": {"m0": 2.0, "c1": 0.5, "k1": 800.0}, "seed": 5})
+    calls, progress = _recorder()
+    ms = multistart(rec, "m0,c1,k1", None, FitOptions(), n_starts=2, rng=3, progress=progress)
+    assert ms.success
+    assert {m.split(":")[0] for _, _, m in calls} >= {"start (1 of 2)", "start (2 of 2)"}
+    assert all(s == "multi-start" for s, _, _ in calls) and calls[-1][1] == 1.0
+    fit = identify(rec, "m0,c1,k1")
+    calls, progress = _recorder()
+    prof = profile_likelihood(fit, rec, "k1", n_points=4, progress=progress)
+    assert prof.success
+    assert sum(m.endswith(f"of {prof.grid.size})") for _, _, m in calls) == prof.grid.size
+
+
+def test_study_time_estimates_scale_with_the_work_and_read_well(seed_fit):
+    one = studies.study_seconds(seed_fit, "multistart", 1)
+    assert studies.study_seconds(seed_fit, "multistart", 10) == pytest.approx(10 * one)
+    assert one == pytest.approx(1.2 * studies.fit_seconds(seed_fit))
+    assert 0 < studies.evaluation_seconds(seed_fit) <= studies.fit_seconds(seed_fit)
+    assert studies.study_seconds(seed_fit, "structure", 8) > studies.study_seconds(seed_fit, "structure", 2)
+    with pytest.raises(ModelSpecError, match="unknown `study`"):
+        studies.study_seconds(seed_fit, "bootstrap")
+    assert [studies.duration_text(s) for s in (0.5, 7.4, 41.0, 185.0, 5400.0, float("nan"))] == [
+        "under 2 s", "about 7 s", "about 40 s", "about 3 min", "about 1.5 h", "an unknown time"]
+    assert studies.design_seconds(0.1, "search", 9) == pytest.approx(0.9)
+
+
+def test_percentages_keep_sensible_digits():
+    assert [studies.format_percent(x) for x in (0.000123, 0.637144, 12.3, float("inf"))] == [
+        "0.0123 %", "63.7 %", "1230 %", "not determined"]
+
+
+def test_design_defaults_follow_a_volt_record_and_its_fit():
+    rec = make_example("seed", overrides={"terms": {"m0": 2.0, "c1": 0.5, "k1": 800.0}, "seed": 5})
+    volts = dataclasses.replace(rec, units={**rec.units, "f": "V", "x": "V", "v": "V/s", "a": "V/s^2"})
+    fit = identify(volts, "m0,c1,k1")
+    d = studies.design_defaults(volts, fit)
+    assert d.from_record and (d.force_unit, d.x_unit, d.fs_hz) == ("V", "V", volts.fs)
+    assert d.amplitude == pytest.approx(float(np.max(np.abs(volts.f))), rel=0.05)
+    res = fit.records[0].predicted["x"] - fit.records[0].measured["x"]
+    assert d.noise_sd == pytest.approx(float(np.sqrt(np.mean(res**2))), rel=0.05)
+    assert 0 < d.f_start_hz < d.f_end_hz <= volts.fs / 5 and d.duration_s <= studies.design.MAX_DEFAULT_DURATION_S
+    assert "V" in d.message and "residual" in d.message
+    seed = studies.design_defaults()
+    assert not seed.from_record and (seed.force_unit, seed.x_unit, seed.fs_hz) == ("N", "m", 500.0)
+    sg = suggest_design("m0,c1,k1", fit.values, noise_sd=d.noise_sd, duration_s=4.0, fs_hz=volts.fs,
+                        amplitudes=(d.amplitude,), bands=((d.f_start_hz, d.f_end_hz),), force_unit="V")
+    assert sg.success and sg.table[0].label.startswith(f"chirp {d.amplitude:.3g} V ") and " N " not in sg.message

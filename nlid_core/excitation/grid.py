@@ -81,12 +81,12 @@ def _taper_window(n: int, n_ramp: int) -> FloatArray:
     return w
 
 
-def _one_amplitude(amplitude_n: Any, rms_n: Any) -> float:
+def _one_amplitude(amplitude_n: Any, rms_n: Any, unit: str = "N") -> float:
     if (amplitude_n is None) == (rms_n is None):
-        raise ModelSpecError("give the rms force as exactly one of `amplitude_n` or `rms_n` (N)")
+        raise ModelSpecError(f"give the rms force as exactly one of `amplitude_n` or `rms_n` ({unit})")
     if rms_n is not None:
-        return check_positive("rms_n", rms_n, "N")
-    return check_positive("amplitude_n", amplitude_n, "N")
+        return check_positive("rms_n", rms_n, unit)
+    return check_positive("amplitude_n", amplitude_n, unit)
 
 
 def _as_frequencies(values: Any, fs: float) -> FloatArray:

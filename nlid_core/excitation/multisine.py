@@ -28,6 +28,7 @@ def schroeder_multisine(
     odd_only: bool = False,
     phases: str = "schroeder",
     rng: int | np.random.Generator | None = None,
+    force_unit: str = "N",
 ) -> Excitation:
     """Periodic multisine with equal-amplitude lines in ``[f0_hz, f1_hz]`` and Schroeder phases.
 
@@ -67,6 +68,10 @@ def schroeder_multisine(
     rng : int, numpy.random.Generator or None
         Seed or generator for ``phases="random"`` (None: fresh entropy); unused for Schroeder phases.
 
+    force_unit : str
+        Unit of the force and of the amplitude (default ``"N"``; e.g. ``"V"`` for a record in volts): used
+        in the description and kept on the result, never converted.
+
     Returns
     -------
     Excitation
@@ -82,7 +87,7 @@ def schroeder_multisine(
     fs = check_positive("fs_hz", fs_hz, "Hz")
     check_positive("duration_s", duration_s, "s")
     n_periods = check_int("periods", periods, 1)
-    rms = _one_amplitude(amplitude_n, rms_n)
+    rms = _one_amplitude(amplitude_n, rms_n, force_unit)
     f0, f1 = _band(f0_hz, f1_hz, fs, allow_zero=True)
     if not isinstance(odd_only, (bool, np.bool_)):
         raise ModelSpecError(f"`odd_only` must be True or False, got {odd_only!r}")
@@ -129,7 +134,7 @@ def schroeder_multisine(
         "period_samples": n_period, "crest_factor": cf,
     }
     return Excitation(
-        t_s=t, force=force, fs_hz=fs, kind="schroeder_multisine", settings=settings,
-        description=(f"{phases} multisine {rms:g} N rms, {n_lines} {'odd ' if odd_only else ''}lines "
+        t_s=t, force=force, fs_hz=fs, kind="schroeder_multisine", settings=settings, force_unit=str(force_unit),
+        description=(f"{phases} multisine {rms:g} {force_unit} rms, {n_lines} {'odd ' if odd_only else ''}lines "
                      f"{band[0]:g}-{band[1]:g} Hz, {n_periods} x {n_period / fs:g} s, crest factor {cf:.2f}"),
     )

@@ -68,6 +68,9 @@ class Excitation:
         Freezing is shallow: the mapping is a private copy but not locked.
     description : str
         One line for reports.
+    force_unit : str
+        Unit of ``force`` (``"N"`` unless the design is in a record's units, e.g. ``"V"``); the
+        properties below (``rms``, ``peak``, the spectrum) are in this unit.
 
     Raises
     ------
@@ -82,6 +85,7 @@ class Excitation:
     kind: str = "custom"
     settings: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
+    force_unit: str = "N"
 
     def __post_init__(self) -> None:
         fs = check_positive("fs_hz", self.fs_hz, "Hz")
@@ -115,12 +119,12 @@ class Excitation:
 
     @property
     def rms(self) -> float:
-        """Root mean square of the force (N)."""
+        """Root mean square of the force (in ``force_unit``)."""
         return float(np.sqrt(np.mean(self.force * self.force)))
 
     @property
     def peak(self) -> float:
-        """Largest absolute force (N)."""
+        """Largest absolute force (in ``force_unit``)."""
         return float(np.max(np.abs(self.force)))
 
     @property
@@ -168,7 +172,7 @@ class Excitation:
         return freq.astype(np.float64), amp.astype(np.float64)
 
     def to_frame(self) -> pd.DataFrame:
-        """The signal as a DataFrame with columns ``t`` (s) and ``f`` (N), e.g. for CSV export."""
+        """The signal as a DataFrame with columns ``t`` (s) and ``f`` (``force_unit``), e.g. for CSV export."""
         return pd.DataFrame({"t": self.t_s.copy(), "f": self.force.copy()})
 
 

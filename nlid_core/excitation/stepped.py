@@ -21,6 +21,7 @@ def stepped_sine(
     dwell_s: float,
     fs_hz: float,
     ramp_s: float | None = None,
+    force_unit: str = "N",
 ) -> Excitation:
     """Consecutive constant-frequency sines, phase-continuous from one frequency to the next.
 
@@ -45,6 +46,10 @@ def stepped_sine(
         Fade-in at the start and fade-out at the end (0: none; at most ``dwell_s / 2``); default
         ``dwell_s / 10``.
 
+    force_unit : str
+        Unit of the force and of the amplitude (default ``"N"``; e.g. ``"V"`` for a record in volts): used
+        in the description and kept on the result, never converted.
+
     Returns
     -------
     Excitation
@@ -57,7 +62,7 @@ def stepped_sine(
         A setting is out of range (the message names it).
     """
     fs = check_positive("fs_hz", fs_hz, "Hz")
-    amp = check_positive("amplitude_n", amplitude_n, "N")
+    amp = check_positive("amplitude_n", amplitude_n, force_unit)
     dwell_req = check_positive("dwell_s", dwell_s, "s")
     freqs = _as_frequencies(frequencies_hz, fs)
     n_dwell = round(dwell_req * fs)
@@ -87,7 +92,8 @@ def stepped_sine(
     }
     return Excitation(
         t_s=t, force=force, fs_hz=fs, kind="stepped_sine", settings=settings,
-        description=(f"stepped sine {amp:g} N, {len(f_list)} steps {min(f_list):g}-{max(f_list):g} Hz, "
+        force_unit=str(force_unit),
+        description=(f"stepped sine {amp:g} {force_unit}, {len(f_list)} steps {min(f_list):g}-{max(f_list):g} Hz, "
                      f"{dwell:g} s each"),
     )
 
@@ -155,7 +161,7 @@ def stepped_amplitude(
         "level_bounds_s": tuple((a / fs, b / fs) for a, b in slices),
     }
     return Excitation(
-        t_s=t, force=force, fs_hz=fs, kind="stepped_amplitude", settings=settings,
+        t_s=t, force=force, fs_hz=fs, kind="stepped_amplitude", settings=settings, force_unit=base.force_unit,
         description=(f"{base.description or base.kind} at levels "
                      f"{', '.join(f'{v:g}' for v in level_list)} with {n_pause / fs:g} s pauses"),
     )

@@ -18,6 +18,7 @@ def linear_chirp(
     duration_s: float,
     fs_hz: float,
     taper_s: float = 0.0,
+    force_unit: str = "N",
 ) -> Excitation:
     """Linear sweep ``A·sin(2π(f0·t + (f1 − f0)·t²/(2T)))`` with an optional cosine fade-in/out.
 
@@ -41,6 +42,10 @@ def linear_chirp(
         Length of the raised-cosine fade-in at the start and fade-out at the end (0: none; at most
         ``duration_s / 2``). With a taper the first and last samples are 0.
 
+    force_unit : str
+        Unit of the force and of the amplitude (default ``"N"``; e.g. ``"V"`` for a record in volts): used
+        in the description and kept on the result, never converted.
+
     Returns
     -------
     Excitation
@@ -53,14 +58,15 @@ def linear_chirp(
     """
     fs, duration, n, t = _grid(fs_hz, duration_s)
     f0, f1 = _band(f0_hz, f1_hz, fs, allow_zero=True)
-    amp = check_positive("amplitude_n", amplitude_n, "N")
+    amp = check_positive("amplitude_n", amplitude_n, force_unit)
     taper = _check_taper("taper_s", taper_s, duration)
     phase = 2.0 * np.pi * (f0 * t + 0.5 * (f1 - f0) / duration * t * t)
     force = amp * np.sin(phase) * _taper_window(n, round(taper * fs))
     settings = {"f0_hz": f0, "f1_hz": f1, "amplitude_n": amp, "duration_s": duration, "fs_hz": fs,
                 "taper_s": taper, "band_hz": (f0, f1)}
     return Excitation(t_s=t, force=force, fs_hz=fs, kind="linear_chirp", settings=settings,
-                      description=f"linear chirp {amp:g} N, {f0:g}->{f1:g} Hz over {duration:g} s")
+                      force_unit=str(force_unit),
+                      description=f"linear chirp {amp:g} {force_unit}, {f0:g}->{f1:g} Hz over {duration:g} s")
 
 
 def log_chirp(
@@ -71,6 +77,7 @@ def log_chirp(
     duration_s: float,
     fs_hz: float,
     taper_s: float = 0.0,
+    force_unit: str = "N",
 ) -> Excitation:
     """Exponential sweep: instantaneous frequency ``f0·r^(t/T)`` with ``r = f1/f0``.
 
@@ -93,6 +100,10 @@ def log_chirp(
     taper_s : float, s
         Length of the raised-cosine fade-in and fade-out (0: none; at most ``duration_s / 2``).
 
+    force_unit : str
+        Unit of the force and of the amplitude (default ``"N"``; e.g. ``"V"`` for a record in volts): used
+        in the description and kept on the result, never converted.
+
     Returns
     -------
     Excitation
@@ -106,7 +117,7 @@ def log_chirp(
     """
     fs, duration, n, t = _grid(fs_hz, duration_s)
     f0, f1 = _band(f0_hz, f1_hz, fs, allow_zero=False)
-    amp = check_positive("amplitude_n", amplitude_n, "N")
+    amp = check_positive("amplitude_n", amplitude_n, force_unit)
     taper = _check_taper("taper_s", taper_s, duration)
     log_r = math.log(f1 / f0)
     phase = 2.0 * np.pi * f0 * duration / log_r * np.expm1(log_r * t / duration)
@@ -115,5 +126,6 @@ def log_chirp(
     settings = {"f0_hz": f0, "f1_hz": f1, "amplitude_n": amp, "duration_s": duration, "fs_hz": fs,
                 "taper_s": taper, "band_hz": (f0, f1), "octaves": octaves, "s_per_octave": duration / octaves}
     return Excitation(t_s=t, force=force, fs_hz=fs, kind="log_chirp", settings=settings,
-                      description=f"log chirp {amp:g} N, {f0:g}->{f1:g} Hz over {duration:g} s "
+                      force_unit=str(force_unit),
+                      description=f"log chirp {amp:g} {force_unit}, {f0:g}->{f1:g} Hz over {duration:g} s "
                                   f"({duration / octaves:.3g} s per octave)")

@@ -37,28 +37,40 @@ covariance its (pseudo-)inverse, computed by
 enter the information (and so the correlations) but are not reported as
 parameters.
 
+Long studies
+    Every study takes an optional ``progress(stage, fraction, message)``
+    callback (one step per refit, grid point, design or simulated test, e.g.
+    ``"refit without k3 (3 of 7): evaluation 4"``), and :mod:`.estimates`
+    says beforehand roughly how long a study will take on a given fit, from
+    the fit's own measured time.
+
 Modules: ``sensitivity``, ``profile``, ``multistart``, ``structure`` and
 ``regularisation`` study a finished fit; ``design`` (prediction, comparison,
-chirp search) and ``monte_carlo`` plan a test; ``_common`` holds the shared
-argument checks.
+chirp search, defaults from a record) and ``monte_carlo`` plan a test;
+``estimates`` gives run-time estimates; ``_common`` holds the shared argument
+checks and the progress steps.
 """
 
 from __future__ import annotations
 
 from .design import (
+    DesignDefaults,
     DesignPrediction,
     DesignSuggestion,
     chirp_design,
     compare_designs,
+    design_defaults,
+    format_percent,
     predict_uncertainty,
     suggest_design,
 )
+from .estimates import design_seconds, duration_text, evaluation_seconds, fit_seconds, study_seconds
 from .monte_carlo import MonteCarloCheck, monte_carlo_check
 from .multistart import MultiStart, multistart
 from .profile import Profile, profile_likelihood
 from .regularisation import RegularisationPath, regularisation_path
 from .sensitivity import SensitivityStudy, sensitivity_study
-from .structure import StructureCheck, StructureVariant, structure_check
+from .structure import StructureCheck, StructureVariant, structure_check, structure_variants
 
 __all__ = [
     "SensitivityStudy",
@@ -70,6 +82,7 @@ __all__ = [
     "StructureVariant",
     "StructureCheck",
     "structure_check",
+    "structure_variants",
     "RegularisationPath",
     "regularisation_path",
     "DesignPrediction",
@@ -78,6 +91,14 @@ __all__ = [
     "DesignSuggestion",
     "chirp_design",
     "suggest_design",
+    "DesignDefaults",
+    "design_defaults",
+    "format_percent",
     "MonteCarloCheck",
     "monte_carlo_check",
+    "fit_seconds",
+    "evaluation_seconds",
+    "study_seconds",
+    "design_seconds",
+    "duration_text",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -109,3 +109,43 @@ def _fit_x0s(fit: FitResult) -> list[tuple[float, float]]:
 
 def _n_residuals(recs: Sequence[Record], opts: FitOptions) -> int:
     return sum(len(range(0, r.n, opts.sample_step)) for r in recs) * len(opts.outputs)
+
+
+ProgressFn = Callable[[str, float, str], None]
+
+
+class _Steps:
+    """Progress of a study made of ``total`` steps (refits, grid points, simulated tests).
+
+    ``step(i, what)`` reports ``(stage, i/total, "what (i+1 of total)")`` and returns the callback to hand to
+    the fit of that step: its own messages (``"evaluation 12"``) are shown after the step's label and its
+    fraction moves the bar within the step. Without a ``progress`` callback everything is a no-op.
+    """
+
+    def __init__(self, progress: ProgressFn | None, stage: str, total: int) -> None:
+        self.progress = progress
+        self.stage = stage
+        self.total = max(int(total), 1)
+
+    def step(self, i: int, what: str) -> ProgressFn | None:
+        report = self.progress
+        if report is None:
+            return None
+        label = f"{what} ({i + 1} of {self.total})"
+        base = min(max(i, 0), self.total) / self.total
+        report(self.stage, base, label)
+        reached = [0.0]  # the bar never moves back within a step (a second fit restarts its own count)
+
+        def inner(stage: str, fraction: float, message: str) -> None:
+            try:
+                frac = min(max(float(fraction), 0.0), 1.0)
+            except (TypeError, ValueError):
+                frac = 0.0
+            reached[0] = max(reached[0], frac)
+            report(self.stage, base + 0.999 * reached[0] / self.total, f"{label}: {message}" if message else label)
+
+        return inner
+
+    def done(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(self.stage, 1.0, message)

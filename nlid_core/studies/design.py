@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -10,14 +11,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelSpecError
+from ..estimate import FitResult
 from ..examples import chirp_force
 from ..identifiability import uncertainty_from_jacobian
 from ..models import TermModel
 from ..params import ParameterSet
+from ..record import Record
 from ..simulate import simulate
-from ._common import FloatArray, _check_outputs, _model, _noise_map, _param_set, _substeps
+from ._common import FloatArray, ProgressFn, _check_outputs, _model, _noise_map, _param_set, _Steps, _substeps
 
-__all__ = ["DesignPrediction", "predict_uncertainty", "compare_designs", "DesignSuggestion", "chirp_design", "suggest_design"]
+__all__ = ["DesignPrediction", "predict_uncertainty", "compare_designs", "DesignSuggestion", "chirp_design",
+           "suggest_design", "DesignDefaults", "design_defaults", "format_percent", "SEED_DESIGN",
+           "MAX_DEFAULT_DURATION_S"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +56,8 @@ class DesignPrediction:
     outputs : tuple of str
     noise_sd : mapping
         Noise standard deviation per output channel.
+    seconds : float
+        Wall time of the prediction (simulation with sensitivities and the SVD).
     """
 
     success: bool
@@ -74,6 +81,7 @@ class DesignPrediction:
     n_samples: int
     outputs: tuple[str, ...]
     noise_sd: Mapping[str, float]
+    seconds: float = 0.0
 
     def rse(self, name: str) -> float:
         """Predicted relative standard error of parameter ``name``."""
@@ -129,6 +137,7 @@ def predict_uncertainty(
     DesignPrediction
         ``success=False`` with a message when the model diverges.
     """
+    t_start = time.perf_counter()
     mdl = _model(model)
     mdl.require_simulable()
     ps = _param_set(mdl, params_values)
@@ -153,7 +162,8 @@ def predict_uncertainty(
         return DesignPrediction(success=False, message=message, stderr=nan, rel_stderr=nan,
                                 covariance=np.full((p, p), np.nan), correlation=np.full((p, p), np.nan),
                                 fisher=np.full((p, p), np.nan), condition_number=math.nan, max_rel_stderr=math.inf,
-                                worst_parameter="", x_max=xmax, x_rms=xrms, **common)  # type: ignore[arg-type]
+                                worst_parameter="", x_max=xmax, x_rms=xrms, seconds=time.perf_counter() - t_start,
+                                **common)  # type: ignore[arg-type]
 
     if p == 0:
         raise ModelSpecError("every parameter is fixed: nothing to predict")
@@ -179,7 +189,7 @@ def predict_uncertainty(
     return DesignPrediction(success=True, message=msg, stderr=unc.stderr, rel_stderr=rel, covariance=unc.covariance,
                             correlation=unc.correlation, fisher=jac.T @ jac, condition_number=unc.condition_number,
                             max_rel_stderr=float(rel[worst]), worst_parameter=names[worst], x_max=xmax, x_rms=xrms,
-                            **common)  # type: ignore[arg-type]
+                            seconds=time.perf_counter() - t_start, **common)  # type: ignore[arg-type]
 
 
 def compare_designs(
@@ -191,6 +201,7 @@ def compare_designs(
     outputs: Sequence[str] = ("x",),
     x0: Sequence[float] = (0.0, 0.0),
     input_hold: str = "cubic",
+    progress: ProgressFn | None = None,
 ) -> list[DesignPrediction]:
     """:func:`predict_uncertainty` for several candidate tests.
 
@@ -207,14 +218,21 @@ def compare_designs(
     x0 : (2,) sequence
         Initial displacement and velocity.
     input_hold : {"cubic", "foh", "zoh"}
+    progress : callable or None
+        ``progress(stage, fraction, message)``: one step per design.
 
     Returns
     -------
     list of DesignPrediction
         In the order of ``designs``.
     """
-    return [predict_uncertainty(model, params_values, t, f, noise_sd=noise_sd, outputs=outputs, x0=x0,
-                                input_hold=input_hold, label=str(label)) for label, t, f in designs]
+    steps = _Steps(progress, "predict", len(designs))
+    out = []
+    for i, (label, t, f) in enumerate(designs):
+        steps.step(i, f"predict {label}")
+        out.append(predict_uncertainty(model, params_values, t, f, noise_sd=noise_sd, outputs=outputs, x0=x0,
+                                       input_hold=input_hold, label=str(label)))
+    return out
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -254,7 +272,8 @@ def chirp_design(amplitude: float, f_start_hz: float, f_end_hz: float, duration_
 
     Parameters
     ----------
-    amplitude : float, N
+    amplitude : float
+        Peak force, in the force unit of the record (N for SI records).
     f_start_hz, f_end_hz : float
         Start and end frequency.
     duration_s : float
@@ -286,6 +305,8 @@ def suggest_design(
     x0: Sequence[float] = (0.0, 0.0),
     input_hold: str = "cubic",
     max_displacement: float | None = None,
+    force_unit: str = "N",
+    progress: ProgressFn | None = None,
 ) -> DesignSuggestion:
     """Linear chirps over a grid of amplitudes and bands; the one with the smallest worst relative error.
 
@@ -305,7 +326,7 @@ def suggest_design(
     fs_hz : float
         Sampling rate.
     amplitudes : sequence of float
-        Chirp amplitudes (N).
+        Chirp amplitudes (peak force, in ``force_unit``).
     bands : sequence of (f_start, f_end)
         Chirp bands (Hz).
     outputs : sequence of {"x", "v", "a"}
@@ -314,6 +335,10 @@ def suggest_design(
     input_hold : {"cubic", "foh", "zoh"}
     max_displacement : float or None
         Stroke limit of the test rig.
+    force_unit : str
+        Unit of the amplitudes, used in the design labels (the record's force unit, e.g. ``"V"``).
+    progress : callable or None
+        ``progress(stage, fraction, message)``: one step per design of the grid.
 
     Returns
     -------
@@ -322,10 +347,12 @@ def suggest_design(
     if not amplitudes or not bands:
         raise ModelSpecError("`amplitudes` and `bands` must not be empty")
     table, settings = [], []
+    steps = _Steps(progress, "design search", len(amplitudes) * len(bands))
     for amp in amplitudes:
         for f_lo, f_hi in bands:
+            label = f"chirp {amp:.3g} {force_unit} {f_lo:g}-{f_hi:g} Hz"
+            steps.step(len(table), label)
             t, f = chirp_design(float(amp), float(f_lo), float(f_hi), duration_s, fs_hz)
-            label = f"chirp {amp:g} N {f_lo:g}-{f_hi:g} Hz"
             table.append(predict_uncertainty(model, params_values, t, f, noise_sd=noise_sd, outputs=outputs, x0=x0,
                                              input_hold=input_hold, label=label))
             settings.append((float(amp), float(f_lo), float(f_hi)))
@@ -338,7 +365,142 @@ def suggest_design(
     best = int(np.argmin(score))
     win = table[best]
     skipped = int((~usable).sum())
-    msg = (f"{win.label}: largest predicted relative standard error {100 * win.max_rel_stderr:.3g} %"
+    msg = (f"{win.label}: largest predicted relative standard error {format_percent(win.max_rel_stderr)}"
            f" ({win.worst_parameter}); {len(table)} designs" + (f", {skipped} skipped" if skipped else ""))
     return DesignSuggestion(success=True, message=msg, table=tuple(table), settings=tuple(settings), usable=usable,
                             best_index=best, best=win, best_settings=settings[best])
+
+
+#: The seed example's design inputs (SI): the defaults without a record.
+SEED_DESIGN = {"amplitude": 30.0, "f_start_hz": 0.5, "f_end_hz": 10.0, "duration_s": 12.0, "fs_hz": 500.0,
+               "noise_sd": 4e-4}
+#: Longest default design duration taken from a record (longer records make every prediction slower).
+MAX_DEFAULT_DURATION_S = 30.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class DesignDefaults:
+    """Start values of the design inputs, in the units and at the sampling rate of a record.
+
+    Attributes
+    ----------
+    success : bool
+        Always True (a result type of the studies).
+    message : str
+        One line saying where the values come from.
+    from_record : bool
+        False: the seed example's SI values (no record given).
+    force_unit, x_unit : str
+        Units of the amplitudes and of the displacement (output) noise.
+    fs_hz : float
+        Sampling rate (the record's).
+    amplitude : float
+        Peak force of the record (two significant digits), in ``force_unit``.
+    f_start_hz, f_end_hz : float
+        Band of the record's force (0.5 % .. 99.5 % of its power), within the design limit ``fs / 5``.
+    duration_s : float
+        The record's duration, at most :data:`MAX_DEFAULT_DURATION_S`.
+    noise_sd : float
+        The fit's displacement residual rms (two significant digits), in ``x_unit``; the record's
+        displacement rms / 100 without a fit.
+    x_peak : float
+        Largest measured |x| (NaN without a record): predictions far beyond it extrapolate the model.
+    """
+
+    success: bool
+    message: str
+    from_record: bool
+    force_unit: str
+    x_unit: str
+    fs_hz: float
+    amplitude: float
+    f_start_hz: float
+    f_end_hz: float
+    duration_s: float
+    noise_sd: float
+    x_peak: float
+
+
+def _round2(value: float) -> float:
+    """``value`` to two significant digits (0 stays 0)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return float(f"{value:.2g}")
+
+
+def design_defaults(record: Record | None = None, fit: FitResult | None = None) -> DesignDefaults:
+    """Design inputs in the record's units: amplitude, band, duration and sampling rate from the record, noise
+    from the fit's residual; the seed example's SI values without a record.
+
+    Parameters
+    ----------
+    record : Record or None
+        The record the prior model was fitted on (its first one).
+    fit : FitResult or None
+        The prior model's fit; the rms of its displacement residual gives the noise level.
+
+    Returns
+    -------
+    DesignDefaults
+    """
+    if record is None:
+        s = SEED_DESIGN
+        return DesignDefaults(success=True, message="no record: the seed example's SI values (N, m, 500 Hz)",
+                              from_record=False, force_unit="N", x_unit="m", fs_hz=s["fs_hz"],
+                              amplitude=s["amplitude"], f_start_hz=s["f_start_hz"], f_end_hz=s["f_end_hz"],
+                              duration_s=s["duration_s"], noise_sd=s["noise_sd"], x_peak=math.nan)
+    from ..excitation import NYQUIST_MARGIN
+
+    fs = float(record.fs)
+    f = np.asarray(record.f, dtype=np.float64)
+    x = np.asarray(record.x, dtype=np.float64)
+    amp = _round2(float(np.max(np.abs(f)))) or 1.0
+    spec = np.abs(np.fft.rfft(f - f.mean())) ** 2
+    freq = np.fft.rfftfreq(f.size, 1.0 / fs)
+    top = fs / 2.0 / NYQUIST_MARGIN
+    if spec[1:].sum() > 0:
+        cum = np.cumsum(spec[1:]) / spec[1:].sum()
+        lo = float(freq[1 + int(np.searchsorted(cum, 0.005))])
+        hi = float(freq[1 + min(int(np.searchsorted(cum, 0.995)), cum.size - 1)])
+    else:
+        lo, hi = 0.01 * top, 0.5 * top
+    hi = min(_round2(hi), float(f"{0.99 * top:.2g}"))
+    lo = min(max(_round2(lo), 0.01), 0.5 * hi)
+    duration = min(record.n / fs, MAX_DEFAULT_DURATION_S)
+    noise, noise_from = math.nan, ""
+    if fit is not None and fit.records and "x" in fit.records[0].predicted and "x" in fit.records[0].measured:
+        res = np.concatenate([rf.predicted["x"] - rf.measured["x"] for rf in fit.records])
+        noise = float(np.sqrt(np.mean(res * res))) if res.size else math.nan
+        noise_from = "the fit's displacement residual rms"
+    if not (noise > 0 and math.isfinite(noise)):
+        noise = float(np.sqrt(np.mean(x * x))) / 100 or 1e-6
+        noise_from = "1 % of the record's displacement rms"
+    xu, fu = record.unit("x"), record.unit("f")
+    msg = (f"from record `{record.name}`: force in {fu}, displacement in {xu}, {fs:g} Hz sampling, amplitude"
+           f" {amp:g} {fu} (its peak force), band {lo:g}-{hi:g} Hz (its force spectrum), noise {_round2(noise):g} {xu}"
+           f" ({noise_from})")
+    return DesignDefaults(success=True, message=msg, from_record=True, force_unit=fu, x_unit=xu, fs_hz=fs,
+                          amplitude=amp, f_start_hz=lo, f_end_hz=hi, duration_s=float(f"{duration:.3g}"),
+                          noise_sd=_round2(noise), x_peak=float(np.max(np.abs(x))))
+
+
+def format_percent(fraction: float) -> str:
+    """A relative value as a percentage with sensible digits.
+
+    Parameters
+    ----------
+    fraction : float
+        The relative value (0.01 is 1 %).
+
+    Returns
+    -------
+    str
+        Three significant digits below 100 % (``0.000123 -> "0.0123 %"``, ``0.637144 -> "63.7 %"``), whole
+        percent above (``12.3 -> "1230 %"``); ``"not determined"`` for inf or NaN.
+    """
+    if not math.isfinite(fraction):
+        return "not determined"
+    pct = 100.0 * fraction
+    if abs(pct) >= 100:
+        return f"{pct:.0f} %"
+    return f"{pct:.3g} %"

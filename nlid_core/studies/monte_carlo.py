@@ -15,7 +15,7 @@ from ..models import TermModel
 from ..params import ParameterSet
 from ..record import from_arrays
 from ..simulate import simulate_reference
-from ._common import FloatArray, RngLike, _check_outputs, _model, _noise_map, _param_set, _rng
+from ._common import FloatArray, ProgressFn, RngLike, _check_outputs, _model, _noise_map, _param_set, _rng, _Steps
 from .design import DesignPrediction, predict_uncertainty
 
 __all__ = ["MonteCarloCheck", "monte_carlo_check"]
@@ -78,6 +78,7 @@ def monte_carlo_check(
     outputs: Sequence[str] = ("x",),
     x0: Sequence[float] = (0.0, 0.0),
     input_hold: str = "cubic",
+    progress: ProgressFn | None = None,
 ) -> MonteCarloCheck:
     """Check :func:`predict_uncertainty` by simulated tests.
 
@@ -107,6 +108,9 @@ def monte_carlo_check(
         Initial displacement and velocity (known to the fits).
     input_hold : {"cubic", "foh", "zoh"}
         Input reconstruction of the fits.
+    progress : callable or None
+        ``progress(stage, fraction, message)``, e.g. ``("monte carlo", 0.5, "simulated test 7 of 12: evaluation
+        3")``; the reference simulation comes first.
 
     Returns
     -------
@@ -137,6 +141,8 @@ def monte_carlo_check(
 
     if not pred.success:
         return failed(pred.message)
+    steps = _Steps(progress, "monte carlo", n_runs + 1)
+    steps.step(0, "reference simulation (solve_ivp)")
     clean = simulate_reference(mdl, t_arr, f_arr, ps.values, x0, input_hold="cubic", rtol=1e-10,
                                atol=1e-12 * max(pred.x_max, 1e-300))
     if not clean.success:
@@ -146,11 +152,12 @@ def monte_carlo_check(
                       input_hold=input_hold)
     x0_fit = None if rest else [(float(x0[0]), float(x0[1]))]
     ests = []
-    for _ in range(n_runs):
+    for k in range(n_runs):
+        cb = steps.step(k + 1, "simulated test")
         noisy = {c: clean.output(c) + (sd[c] * gen.standard_normal(t_arr.size) if c in sd else 0.0)
                  for c in ("x", "v", "a") if c == "x" or c in outs}
         rec = from_arrays(t_arr, f_arr, noisy["x"], noisy.get("v"), noisy.get("a"), name="monte carlo")
-        res = output_error(rec, mdl, ps, opts, x0=x0_fit, diagnostics=False)
+        res = output_error(rec, mdl, ps, opts, x0=x0_fit, diagnostics=False, progress=cb)
         if res.success:
             ests.append(res.parameters.values[fidx])
     if len(ests) < 2:

@@ -15,7 +15,7 @@ from ..estimate import MASS_FLOOR, FitOptions, FitResult, coefficient_scales, eq
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
-from ._common import FloatArray, RngLike, _model, _records, _rng, _substeps
+from ._common import FloatArray, ProgressFn, RngLike, _model, _records, _rng, _Steps, _substeps
 
 __all__ = ["MultiStart", "multistart", "START_FACTOR"]
 
@@ -80,6 +80,7 @@ def multistart(
     n_starts: int = 8,
     rng: RngLike = None,
     cost_rtol: float = 1e-6,
+    progress: ProgressFn | None = None,
 ) -> MultiStart:
     """Output error from ``n_starts`` random starts: is the optimum unique?
 
@@ -108,6 +109,8 @@ def multistart(
         Source of the random starts.
     cost_rtol : float
         Relative cost difference within which a run counts as reaching the best.
+    progress : callable or None
+        ``progress(stage, fraction, message)``, e.g. ``("multi-start", 0.25, "start 3 of 8: evaluation 5")``.
 
     Returns
     -------
@@ -167,10 +170,11 @@ def multistart(
     run_ok = np.zeros(n_starts, dtype=bool)
     msgs: list[str] = []
     fits: list[FitResult | None] = []
+    steps = _Steps(progress, "multi-start", n_starts)
     for s in range(n_starts):
         th = centre.copy()
         th[fidx] = starts[s]
-        res = identify(recs, mdl, params=ps.with_values(th), options=opts)
+        res = identify(recs, mdl, params=ps.with_values(th), options=opts, progress=steps.step(s, "start"))
         msgs.append(res.message)
         ok = bool(res.success and math.isfinite(res.cost))
         fits.append(res if ok else None)
@@ -178,6 +182,7 @@ def multistart(
             run_ok[s] = True
             costs[s] = res.cost
             ends[s] = res.parameters.values[fidx]
+    steps.done(f"{int(run_ok.sum())} of {n_starts} starts converged")
     if not run_ok.any():
         return MultiStart(success=False, message="no start converged", names=names, starts=starts, end_points=ends,
                           costs=costs, run_success=run_ok, messages=tuple(msgs), best_cost=math.nan, best_index=-1,

@@ -15,7 +15,7 @@ from ..errors import ModelSpecError
 from ..estimate import FitResult, output_error
 from ..params import ParameterSet
 from ..record import Record
-from ._common import FloatArray, _check_oe_fit, _fit_x0s, _n_residuals, _records
+from ._common import FloatArray, ProgressFn, _check_oe_fit, _fit_x0s, _n_residuals, _records, _Steps
 
 __all__ = ["Profile", "profile_likelihood", "PROFILE_REL_SPAN"]
 
@@ -94,6 +94,7 @@ def profile_likelihood(
     n_points: int = 15,
     span: float = 3.0,
     agreement_tol: float = 0.2,
+    progress: ProgressFn | None = None,
 ) -> Profile:
     """Profile likelihood of parameter ``name`` and its likelihood-ratio interval.
 
@@ -117,6 +118,8 @@ def profile_likelihood(
         Half-width of the grid in standard errors.
     agreement_tol : float
         Largest relative difference of the half-widths for ``agrees``.
+    progress : callable or None
+        ``progress(stage, fraction, message)``, e.g. ``("profile", 0.4, "k3 = 4.17 (5 of 12): evaluation 3")``.
 
     Returns
     -------
@@ -145,10 +148,14 @@ def profile_likelihood(
     ok = np.zeros(grid.size, dtype=bool)
     others = {n: np.full(grid.size, np.nan) for n in others_names}
     starts: dict[int, ParameterSet] = {}
+    steps = _Steps(progress, "profile", grid.size)
+    done = [0]
 
     def run(i: int, start: ParameterSet) -> None:
         p_i = start.update(name, value=float(grid[i]), vary=False)
-        res = output_error(recs, fit.model, p_i, opts, x0=x0s, diagnostics=False)
+        cb = steps.step(done[0], f"{name} = {grid[i]:.4g}")
+        done[0] += 1
+        res = output_error(recs, fit.model, p_i, opts, x0=x0s, diagnostics=False, progress=cb)
         if res.success and math.isfinite(res.cost):
             cost[i] = res.cost
             ok[i] = True
@@ -162,6 +169,7 @@ def profile_likelihood(
         while 0 <= i < grid.size:
             run(i, starts.get(i - step, params))
             i += step
+    steps.done(f"{int(ok.sum())} of {grid.size} profile points fitted")
     confidence = fit.options.confidence
     thr = float(stats.chi2.ppf(confidence, 1))
     wald = est.ci

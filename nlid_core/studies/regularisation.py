@@ -16,7 +16,7 @@ from ..identifiability import column_norms
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
-from ._common import FloatArray, _channel_scale, _model, _records
+from ._common import FloatArray, ProgressFn, _channel_scale, _model, _records, _Steps
 
 __all__ = ["RegularisationPath", "regularisation_path"]
 
@@ -148,6 +148,7 @@ def regularisation_path(
     lambdas: Sequence[float] | ArrayLike,
     *,
     with_output_error: bool = False,
+    progress: ProgressFn | None = None,
 ) -> RegularisationPath:
     """Tikhonov-regularised fits over a λ grid, the L-curve and its corner.
 
@@ -175,6 +176,9 @@ def regularisation_path(
         Prior weights (>= 0; sorted here).
     with_output_error : bool
         Also run output error at every λ.
+    progress : callable or None
+        ``progress(stage, fraction, message)``, e.g. ``("regularisation", 0.5, "equation error at λ = 0.01 (5 of
+        9)")``.
 
     Returns
     -------
@@ -200,7 +204,9 @@ def regularisation_path(
     eta = np.full(L, np.nan)
     ok = True
     ee_fits: list[FitResult] = []
+    steps = _Steps(progress, "regularisation", L * (2 if with_output_error else 1))
     for i, lam in enumerate(lams):
+        steps.step(i, f"equation error at λ = {lam:.3g}")
         opts = dataclasses.replace(base, method="equation-error",
                                    prior=Prior(values=dict(prior_values), lam=float(lam)))
         fit = equation_error(recs, mdl, ps, opts)
@@ -220,7 +226,7 @@ def regularisation_path(
         for i, lam in enumerate(lams):
             opts = dataclasses.replace(base, method="output-error",
                                        prior=Prior(values=dict(prior_values), lam=float(lam)))
-            fit = output_error(recs, mdl, start, opts)
+            fit = output_error(recs, mdl, start, opts, progress=steps.step(L + i, f"output error at λ = {lam:.3g}"))
             if not fit.success:
                 continue
             oe_est[i] = fit.parameters.values[fidx]
@@ -234,6 +240,7 @@ def regularisation_path(
             oe_rho[i] = math.sqrt(rss)
             if lam > 0:
                 oe_eta[i] = math.sqrt(max(2.0 * fit.cost - rss, 0.0) / lam)
+    steps.done(f"{L} values of λ")
     suggested = float(lams[corner]) if corner >= 0 else math.nan
     if corner >= 0:
         msg = f"{L} values of λ; L-curve corner at λ = {suggested:.3g}"

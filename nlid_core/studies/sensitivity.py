@@ -13,7 +13,7 @@ from ..estimate import FitResult
 from ..identifiability import Uncertainty, column_norms, uncertainty_from_jacobian, weak_directions_text
 from ..record import Record
 from ..simulate import SimulationResult, simulate
-from ._common import FloatArray, _check_oe_fit, _records, _substeps
+from ._common import FloatArray, ProgressFn, _check_oe_fit, _records, _Steps, _substeps
 
 __all__ = ["SensitivityStudy", "sensitivity_study"]
 
@@ -144,7 +144,8 @@ def _reason(name: str, k: int, share: FloatArray, vif: FloatArray, corr: FloatAr
 
 
 def sensitivity_study(
-    fit: FitResult, records: Sequence[Record] | Record, *, n_windows: int = 10, n_bands: int = 40
+    fit: FitResult, records: Sequence[Record] | Record, *, n_windows: int = 10, n_bands: int = 40,
+    progress: ProgressFn | None = None,
 ) -> SensitivityStudy:
     """Where the information about each parameter comes from, and which parameter is weakest.
 
@@ -158,6 +159,8 @@ def sensitivity_study(
         Time windows per record for the energy table.
     n_bands : int
         Frequency bands for the energy spectrum.
+    progress : callable or None
+        ``progress(stage, fraction, message)``: one step per record simulated with sensitivities.
 
     Returns
     -------
@@ -193,7 +196,9 @@ def sensitivity_study(
     q = len(columns)
     # simulate each record at the estimate, with sensitivities
     sims: list[SimulationResult] = []
-    for r, rf in zip(recs, fit.records, strict=True):
+    steps = _Steps(progress, "sensitivity", len(recs))
+    for i, (r, rf) in enumerate(zip(recs, fit.records, strict=True)):
+        steps.step(i, f"sensitivities on {r.name}")
         nsub = (int(opts.substeps) if opts.substeps is not None
                 else _substeps(model, theta, r.dt, r.x, rf.predicted["v"]))
         sim = simulate(model, r.t, r.f, theta, rf.x0, input_hold=opts.input_hold, substeps=nsub, sensitivities=True,
