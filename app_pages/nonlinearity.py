@@ -3,44 +3,115 @@
 import streamlit as st
 
 from app_support import cache, state, tables
+from app_support.cache import results as cached
 from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
+from nlid_core.figures import evidence as evfig
 
 st.title("Nonlinearity")
 state.show_notice()
 recs = state.require_records()
-name = st.selectbox("Record", list(recs), key=state.NL_RECORD)
+left, right = st.columns([5, 6], gap="medium")
+with left:
+    name = st.selectbox("Record", list(recs), key=state.NL_RECORD)
 rec = recs[name]
 try:
     full = cache.derived(cache.record_key(rec), "savgol", rec) if rec.a is None or rec.v is None else rec
 except NlidError as exc:
     st.error(f"Could not derive velocity/acceleration: {esc(exc)}")
     st.stop()
-if full is not rec:
-    st.caption("Velocity and/or acceleration derived from displacement (Savitzky-Golay) for these plots.")
 
 try:
-    with st.spinner("Analysing the record..."):
+    with left, st.spinner("Analysing the record (spectra, best linear approximation, output-error check)..."):
         ev = cache.evidence(cache.record_key(full), full)
 except NlidError as exc:
     st.error(f"Analysis failed: {esc(exc)}")
     st.stop()
 
-with st.container(key="nl_summary", border=True):
-    st.subheader("What the data suggest")
+with left, st.container(key="nl_summary", border=True, height=470):
+    st.markdown("**What the data suggest**")
     for line in ev.summary:
         st.markdown(f"- {esc(line)}")
+    if full is not rec:
+        st.caption("Velocity and acceleration derived from displacement (Savitzky-Golay) for the equation-error"
+                   " test, the loops and the restoring force.")
+with right:
+    periodic = ev.broadband is not None and ev.broadband.layout.mode == "periodic"
+    if periodic:
+        st.plotly_chart(evfig.fig_bla(ev.broadband, show_phase=False, height=520), key="nl_headline")
+    else:
+        st.plotly_chart(figures.fig_restoring_force(ev.restoring, against="x"), key="nl_headline")
 
-tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
-    ["Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels", "Linear model"])
+tab_bla, tab_check, tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
+    ["Broadband (BLA)", "Term check", "Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels",
+     "Linear model"])
+with tab_bla:
+    st.markdown("The **best linear approximation** (BLA) from the force to the displacement, with the spread that"
+                " noise causes (over periods) and the spread that nonlinear distortion adds (over realisations of a"
+                " random-phase multisine). Periods and realisations are found from the force; set them by hand if"
+                " the automatic cut is wrong.")
+    manual = st.toggle("Set the period and transient by hand", key=state.NL_BLA_MANUAL)
+    b = ev.broadband
+    if manual:
+        c1, c2, c3 = st.columns(3)
+        auto = ev.broadband.layout if ev.broadband is not None else None
+        period = c1.number_input("Period [samples]", min_value=8, max_value=max(rec.n, 8), step=1,
+                                 value=auto.period if auto is not None and auto.mode == "periodic" else min(rec.n, 1024),
+                                 key=state.NL_BLA_PERIOD)
+        transient = c2.number_input("Transient per realisation [samples]", min_value=0, max_value=max(rec.n - 1, 0),
+                                    step=1, value=auto.transient if auto is not None else 0,
+                                    key=state.NL_BLA_TRANSIENT)
+        segments = c3.number_input("Segments (input that does not repeat)", min_value=2, max_value=1000, step=1,
+                                   value=8, key=state.NL_BLA_SEGMENTS)
+        try:
+            b = cached.bla(cache.record_key(full), full, int(period), int(transient), int(segments))
+        except NlidError as exc:
+            st.error(f"No best linear approximation with these settings: {esc(exc)}")
+            b = None
+    elif ev.broadband is None:
+        st.error(f"No best linear approximation: {esc(ev.broadband_error)}")
+    if b is not None:
+        st.caption(esc(b.layout.describe(b.fs) + ". " + " ".join(n[:1].upper() + n[1:] + "." for n in b.layout.notes)))
+        for line in nonlinearity.bla_findings(b):
+            st.markdown(f"- {esc(line)}")
+        st.plotly_chart(evfig.fig_bla(b), key="bla_fig")
+        if b.layout.mode == "periodic":
+            st.plotly_chart(evfig.fig_detection_lines(b), key="detection_fig")
+            st.dataframe(tables.detection_table(b), hide_index=True, key="detection_table")
+        else:
+            st.caption("Segment averaging: the spread mixes noise, nonlinear distortion and leakage. A periodic"
+                       " random-phase multisine (several periods, several realisations) separates them.")
+        st.download_button("BLA table (CSV)", tables.bla_table(b).to_csv(index=False).encode(),
+                           file_name=f"{b.record}_bla.csv", mime="text/csv", key=state.NL_BLA_DOWNLOAD)
+with tab_check:
+    oe = ev.output_check
+    st.markdown("**Output-error check** — the linear model is simulated from the measured force, then each"
+                " candidate term is added and kept when it lowers the displacement RMSE by at least"
+                f" {100 * nonlinearity.thresholds.OE_IMPROVEMENT:.0f} %. This is the reference: the equation-error"
+                " test below uses derived, noisy velocity and acceleration and is biased towards the linear model."
+                " The Identifiability page's structure check is the full version (all samples, AIC/BIC).")
+    if oe is None:
+        st.info("The output-error check could not run on this record.")
+    else:
+        for line in oe.findings():
+            st.markdown(f"- {esc(line)}")
+        st.dataframe(tables.output_check_table(oe), hide_index=True, key="output_check_table")
+        st.caption(f"Took {oe.elapsed_s:.1f} s.")
+    st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
+    st.dataframe(tables.linear_check_table(ev.check), hide_index=True, key="linear_check")
 with tab_loops:
     color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key=state.NL_LOOP_COLOR)
     left, right = st.columns(2)
     left.plotly_chart(figures.fig_hysteresis(full, against="x", color_by=color), key="loop_x")
     right.plotly_chart(figures.fig_hysteresis(full, against="v", color_by=color), key="loop_v")
 with tab_restoring:
+    if ev.slices is not None:
+        st.plotly_chart(evfig.fig_restoring_slices(ev.slices), key="rf_slices")
+        st.caption("Bin means of the restoring force where the velocity is near zero (the spring) and where the"
+                   " displacement is near zero (the damper): their curvature names the terms even when the"
+                   " scatter below is a cloud (broadband data).")
     left, right = st.columns(2)
     left.plotly_chart(figures.fig_restoring_force(ev.restoring, against="x"), key="rf_x")
     right.plotly_chart(figures.fig_restoring_force(ev.restoring, against="v"), key="rf_v")
@@ -52,8 +123,6 @@ with tab_restoring:
     st.plotly_chart(figures.fig_restoring_surface(surface, model_force), key="rf_surface")
     if model_force is None:
         st.caption("Run an identification to see the fitted model's surface beside the measured one.")
-    st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
-    st.dataframe(tables.linear_check_table(ev.check), hide_index=True, key="linear_check")
 with tab_spectra:
     band = ev.band
     spec = ev.spectrum
@@ -93,11 +162,14 @@ with tab_levels:
             st.error(esc(exc))
         else:
             st.plotly_chart(figures.fig_frf_overlay(frfs), key="frf_fig")
+            st.caption("Faded, dotted: lines outside the excitation band or with a coherence below"
+                       f" {nonlinearity.thresholds.MIN_COHERENCE:g} (no phase drawn there).")
             for line in nonlinearity.level_drift_summary(levels):
                 st.markdown(f"- {esc(line)}")
             if len(levels) > 1:
                 st.plotly_chart(figures.fig_equivalent_linear(levels), key="eqlin_fig")
             st.dataframe(tables.equivalent_linear_table(levels), hide_index=True, key="eqlin_table")
+            st.dataframe(tables.equivalent_linear_se_table(levels), hide_index=True, key="eqlin_se_table")
 with tab_linear:
     st.markdown("A linear model m0·ẍ + c1·ẋ + k1·x = f fitted to this record by output error, to see where it"
                 " fails and why nonlinear terms are needed.")

@@ -620,6 +620,11 @@ NL_TONE1: Final = "tone1"
 NL_TONE2: Final = "tone2"
 NL_FRF_RECORDS: Final = "frf_records"
 NL_FIT_LINEAR: Final = "fit_linear"
+NL_BLA_MANUAL: Final = "nl_bla_manual"
+NL_BLA_PERIOD: Final = "nl_bla_period"
+NL_BLA_TRANSIENT: Final = "nl_bla_transient"
+NL_BLA_SEGMENTS: Final = "nl_bla_segments"
+NL_BLA_DOWNLOAD: Final = "nl_bla_download"
 
 # Model
 MODEL_FIT_RECORDS: Final = "fit_records"
@@ -679,6 +684,8 @@ DESIGN_SUGGEST_JOB: Final = "suggest"
 DESIGN_MC_RUNS: Final = "mc_runs"
 DESIGN_RUN_MC: Final = "run_mc"
 DESIGN_MC_JOB: Final = "monte_carlo"
+DESIGN_PREDICT_JOB: Final = "predict_designs"
+DESIGN_KEPT: Final = "nlid_design_kept"  # not a widget: {"predictions": (inputs, list), "suggestion": (inputs, ...)}
 
 # Export
 EXPORT_PARAMS_CSV: Final = "dl_params_csv"

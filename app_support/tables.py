@@ -261,3 +261,47 @@ def validation_frame(vals: Sequence[ValidationResult]) -> pd.DataFrame | None:
             frame[f"{c}_simulated"] = arr
         frames.append(frame)
     return pd.concat(frames) if frames else None
+
+
+# --------------------------------------------------------------------------- broadband nonlinearity evidence
+def bla_table(b: Any) -> pd.DataFrame:
+    """One row per DFT line of the BLA (``nonlinearity.BLA``): frequency, excited, G (real, imaginary,
+    dB, phase), total / noise / distortion standard deviation of G (dB), output level and noise (dB)."""
+    cols = b.to_columns()
+    ratio, out = b.unit, b.y_unit
+    names = {"freq_hz": "frequency [Hz]", "excited": "excited", "g_real": f"G real [{ratio}]",
+             "g_imag": f"G imag [{ratio}]", "g_db": f"|G| [dB re 1 {ratio}]", "phase_deg": "phase [deg]",
+             "total_std_db": f"total std of G [dB re 1 {ratio}]", "noise_std_db": f"noise std of G [dB re 1 {ratio}]",
+             "distortion_std_db": f"distortion std of G [dB re 1 {ratio}]",
+             "output_db": f"output per line [dB re 1 {out}]", "output_noise_db": f"output noise per line [dB re 1 {out}]"}
+    frame = pd.DataFrame({names[k]: v for k, v in cols.items()})
+    return frame.replace([np.inf, -np.inf], np.nan)
+
+
+def detection_table(b: Any) -> pd.DataFrame:
+    """The classes of unexcited lines of a periodic BLA: lines, level and noise (dB), above noise (dB)."""
+    det = b.detection
+    if det is None:
+        return pd.DataFrame(columns=["lines", "count", "level above noise [dB]", "significant"])
+    return _rounded(pd.DataFrame([{"lines": c.name, "count": c.n_lines,
+                                   f"level [dB re 1 {b.y_unit}]": 10 * math.log10(c.level) if c.level > 0 else None,
+                                   f"noise [dB re 1 {b.y_unit}]": (10 * math.log10(c.noise)
+                                                                   if math.isfinite(c.noise) and c.noise > 0 else None),
+                                   "level above noise [dB]": _num(c.above_noise_db),
+                                   "significant": "yes" if c.significant else "no"} for c in det.classes]))
+
+
+def output_check_table(oe: Any) -> pd.DataFrame:
+    """Every model of the output-error check: label, added term, RMSE (estimation, validation), kept or not."""
+    kept = {s.label for s in oe.path}
+    return _rounded(pd.DataFrame([{"model": s.label, f"RMSE estimation [{oe.unit}]": _num(s.rmse_fit),
+                                   f"RMSE validation [{oe.unit}]": _num(s.rmse_val),
+                                   "kept": "yes" if s.label in kept else ("failed" if not s.success else "no")}
+                                  for s in oe.steps]))
+
+
+def equivalent_linear_se_table(levels: Sequence[EquivalentLinear]) -> pd.DataFrame:
+    """Equivalent natural frequency and damping ratio per level with their standard errors."""
+    return _rounded(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "f_n [Hz]": e.f_n_hz,
+                                   "f_n std err [Hz]": _num(e.f_n_se), "zeta": e.zeta, "zeta std err": _num(e.zeta_se)}
+                                  for e in levels]))

@@ -10,6 +10,9 @@ from pathlib import Path
 import streamlit as st
 
 from nlid_core import nonlinearity
+from nlid_core.errors import NlidError
+from nlid_core.nonlinearity.hysteresis import HysteresisEvidence, hysteresis_evidence
+from nlid_core.nonlinearity.thresholds import FRICTION_TERM
 from nlid_core.examples import make_example
 from nlid_core.io import load_record
 from nlid_core.record import Record
@@ -72,22 +75,61 @@ class Evidence:
     restoring: nonlinearity.RestoringForce
     check: nonlinearity.LinearCheck
     band: tuple[float, float]
+    broadband: nonlinearity.BLA | None = None
+    broadband_error: str = ""
+    output_check: nonlinearity.OutputErrorCheck | None = None
+    slices: nonlinearity.RestoringSlices | None = None
 
 
 def _evidence(rec: Record) -> Evidence:
     harmonics = nonlinearity.harmonic_distortion(rec)
     check = nonlinearity.linear_fit_check(rec)
+    try:
+        hyst: HysteresisEvidence | None = hysteresis_evidence(rec)
+    except NlidError:
+        hyst = None
+    broadband, broadband_error = None, ""
+    try:
+        broadband = nonlinearity.bla(rec)
+    except NlidError as exc:
+        broadband_error = str(exc)
+    restoring = nonlinearity.restoring_force(rec)
+    try:
+        slices: nonlinearity.RestoringSlices | None = nonlinearity.restoring_slices(restoring)
+    except NlidError:
+        slices = None
+    try:
+        friction = (FRICTION_TERM,) if hyst is not None and hyst.dead_band else ()
+        oe: nonlinearity.OutputErrorCheck | None = nonlinearity.output_error_check(rec, late=friction)
+    except NlidError:
+        oe = None
+    summary = nonlinearity.evidence_summary(rec, harmonics=harmonics, check=check, hysteresis=hyst,
+                                            broadband=broadband, output_check=oe, run_output_check=False,
+                                            slices=slices)
     return Evidence(
-        summary=tuple(nonlinearity.evidence_summary(rec, harmonics=harmonics, check=check)),
+        summary=tuple(summary),
         spectrum=nonlinearity.spectrum(rec),
         harmonics=harmonics,
         spectrogram=nonlinearity.spectrogram(rec, channel="x"),
-        restoring=nonlinearity.restoring_force(rec),
+        restoring=restoring,
         check=check,
         band=nonlinearity.excitation_band(rec),
+        broadband=broadband,
+        broadband_error=broadband_error,
+        output_check=oe,
+        slices=slices,
     )
 
 
 def evidence(key: str, rec: Record) -> Evidence:
-    """Harmonics, spectra, restoring force and linear-fit check of ``rec`` (``key``: its :func:`record_key`)."""
+    """Best linear approximation, harmonics, spectra, restoring force (and its slices), the output-error
+    term check and the equation-error check of ``rec`` (``key``: its :func:`record_key`)."""
     return shared_cache().get_or_compute(("evidence", key), lambda: _evidence(rec))
+
+
+def bla(key: str, rec: Record, period: int | None, transient: int | None, n_segments: int) -> nonlinearity.BLA:
+    """Best linear approximation of ``rec`` with a given period, transient and segment count (``key``:
+    its :func:`record_key`); a bad setting raises the core's error."""
+    return shared_cache().get_or_compute(("bla", key, period, transient, n_segments),
+                                         lambda: nonlinearity.bla(rec, period=period, transient=transient,
+                                                                  n_segments=n_segments))

@@ -1,5 +1,7 @@
-"""Figures of the evidence of nonlinearity: restoring force, spectra, spectrogram, harmonics, FRFs at
-several levels and equivalent linear parameters against level."""
+"""Figures of the evidence of nonlinearity: restoring force (scatter, surface, slices), spectra,
+spectrogram, harmonics, FRFs at several levels (faded where not valid), equivalent linear parameters
+against level (with error bars), the best linear approximation with its noise and distortion levels,
+and the output at excited and detection lines."""
 
 from __future__ import annotations
 
@@ -13,14 +15,18 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from ..errors import DataValidationError, ModelSpecError
 from ..nonlinearity import (
+    BLA,
     FRF,
     HARMONIC_DB,
+    LEVEL_DRIFT,
     EquivalentLinear,
     HarmonicAnalysis,
     RestoringForce,
+    RestoringSlices,
     RestoringSurface,
     Spectrum,
 )
+from ..nonlinearity.thresholds import MIN_COHERENCE
 from ..record import SI_UNITS
 from .common import (
     _DIMENSIONLESS,
@@ -280,7 +286,7 @@ def fig_harmonics(h: HarmonicAnalysis, *, against: str = "time", show_floor: boo
 
 def fig_frf_overlay(
     frfs: Sequence[tuple[str, FRF]], *, show_coherence: bool = True, log_freq: bool = False,
-    band: tuple[float, float] | None = None,
+    band: tuple[float, float] | None = None, min_coherence: float = MIN_COHERENCE,
 ) -> go.Figure:
     """Magnitude (dB), phase and coherence of several FRFs (e.g. one per excitation level).
 
@@ -295,7 +301,10 @@ def fig_frf_overlay(
     band : (float, float) or None
         Frequency range shown (Hz). Default: the FRFs' excitation bands (``FRF.band_hz``), widened
         by ``FRF_BAND_MARGIN``; outside the band the estimate is noise over noise.
-        ``(0, math.inf)`` shows everything. The phase is unwrapped within the range shown.
+        ``(0, math.inf)`` shows everything.
+    min_coherence : float
+        Lines with a lower coherence, or outside the excitation band, are drawn faded (dotted) and
+        get no phase: the phase is unwrapped over the valid lines only (:meth:`FRF.valid`).
 
     Returns
     -------
@@ -322,18 +331,28 @@ def fig_frf_overlay(
     for i, (label, frf_) in enumerate(items):
         color = COLORS[i % len(COLORS)]
         keep = (frf_.freq_hz > 0) & (frf_.freq_hz >= lo) & (frf_.freq_hz <= hi) & np.isfinite(frf_.h)
+        valid = frf_.valid(min_coherence)
         fx = frf_.freq_hz[keep]
-        phase = np.degrees(np.unwrap(np.angle(frf_.h[keep]))) if keep.any() else np.zeros(0)
+        mag = frf_.magnitude_db[keep]
+        good = valid[keep]
+        phase = frf_.valid_phase_deg(min_coherence)[keep]
         common = {"legendgroup": str(i), "line": {"color": color, "width": 1.4}, "mode": "lines"}
-        fig.add_trace(go.Scatter(x=fx, y=frf_.magnitude_db[keep], name=str(label), **common), row=1, col=1)
-        fig.add_trace(go.Scatter(x=fx, y=phase, name=str(label), showlegend=False, **common), row=2, col=1)
+        fig.add_trace(go.Scatter(x=fx, y=np.where(good, mag, np.nan), name=_text(label), **common), row=1, col=1)
+        if (~good).any():
+            fig.add_trace(go.Scatter(x=fx, y=np.where(good, np.nan, mag), name=_text(f"{label} (not valid)"),
+                                     opacity=0.25, showlegend=False, legendgroup=str(i), mode="lines",
+                                     line={"color": color, "width": 1.0, "dash": "dot"},
+                                     hovertemplate="coherence too low or outside the band<extra></extra>"),
+                          row=1, col=1)
+        fig.add_trace(go.Scatter(x=fx, y=phase, name=_text(label), showlegend=False, **common), row=2, col=1)
         if show_coherence:
-            fig.add_trace(go.Scatter(x=fx, y=frf_.coherence[keep], name=str(label), showlegend=False, **common),
+            fig.add_trace(go.Scatter(x=fx, y=frf_.coherence[keep], name=_text(label), showlegend=False, **common),
                           row=3, col=1)
     fig.update_yaxes(title_text=_label("|H|", "dB re " + " / ".join(units)), row=1, col=1)
     fig.update_yaxes(title_text=_label("phase", "deg"), row=2, col=1)
     if show_coherence:
         fig.update_yaxes(title_text=_label("coherence", _DIMENSIONLESS), range=[0, 1.05], row=3, col=1)
+        fig.add_hline(y=min_coherence, line={"color": "#999", "dash": "dot", "width": 1}, row=3, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=rows, col=1)
     if log_freq:
         fig.update_xaxes(type="log")
@@ -392,12 +411,158 @@ def fig_equivalent_linear(levels: Sequence[EquivalentLinear], *, title: str | No
     lv = np.array([e.x_rms for e in levels])
     fig = make_subplots(rows=1, cols=2, subplot_titles=["natural frequency", "damping ratio"])
     names = [_text(e.record) for e in levels]
-    fig.add_trace(go.Scatter(x=lv, y=[e.f_n_hz for e in levels], mode="lines+markers", text=names,
-                             name="f_n"), row=1, col=1)
-    fig.add_trace(go.Scatter(x=lv, y=[e.zeta for e in levels], mode="lines+markers", text=names,
-                             name="ζ"), row=1, col=2)
+    fn = np.array([e.f_n_hz for e in levels])
+    zt = np.array([e.zeta for e in levels])
+    fse = np.array([e.f_n_se for e in levels])
+    zse = np.array([e.zeta_se for e in levels])
+    for col, y, se, name in ((1, fn, fse, "f_n"), (2, zt, zse, "ζ")):
+        err = {"type": "data", "array": 2 * np.nan_to_num(se), "visible": bool(np.isfinite(se).any())}
+        fig.add_trace(go.Scatter(x=lv, y=y, mode="markers", text=names, name=f"{name} ± 2 s.e.", error_y=err,
+                                 marker={"size": 9}), row=1, col=col)
+        ok = np.isfinite(y)
+        if ok.any():
+            # never let autoscaling blow up a change smaller than the drift threshold into a slope
+            mid = float(np.mean(y[ok]))
+            top = float(np.max(y[ok] + 2 * np.nan_to_num(se[ok])))
+            bot = float(np.min(y[ok] - 2 * np.nan_to_num(se[ok])))
+            half = max(top - mid, mid - bot, 2 * LEVEL_DRIFT * abs(mid)) * 1.15
+            if half > 0:
+                fig.update_yaxes(range=[mid - half, mid + half], row=1, col=col)
     for col in (1, 2):
         fig.update_xaxes(title_text=_label("displacement rms", xu), row=1, col=col)
     fig.update_yaxes(title_text=_label("equivalent natural frequency", "Hz"), row=1, col=1)
     fig.update_yaxes(title_text=_label("equivalent damping ratio", "-"), row=1, col=2)
-    return _finish(fig, title or "equivalent linear parameters against level (constant if linear)", height=380)
+    return _finish(fig, title or "equivalent linear parameters against level (constant if linear; bars ± 2 s.e.)",
+                   height=380)
+
+
+def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go.Figure:
+    """The best linear approximation with its total, noise and nonlinear-distortion levels.
+
+    The classical plot of Pintelon & Schoukens (2012, ch. 4): ``|G_BLA|`` at the excited lines and,
+    below it, the standard deviation of ``G_BLA`` due to noise (spread over periods, or the
+    overlap) and due to nonlinear distortion (spread over realisations minus noise). Distortion far
+    above the noise means a nonlinear system; distortion at the noise level a linear one.
+
+    Parameters
+    ----------
+    b : BLA
+        From :func:`nlid_core.nonlinearity.bla`.
+    show_phase : bool
+        Add the phase (unwrapped over the excited lines) below.
+    height : int or None
+        Figure height (px).
+    """
+    if not isinstance(b, BLA):
+        raise DataValidationError(f"`b` must be a BLA, got {type(b).__name__}")
+    rows = 2 if show_phase else 1
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.06,
+                        row_heights=[0.72, 0.28] if show_phase else [1.0])
+    ex = b.excited
+    f = b.freq_hz[ex]
+    traces = [("G (BLA)", b.level_db("g"), COLORS[0], 1.6)]
+    if b.layout.mode == "segments":
+        traces.append(("spread (noise + distortion)", b.level_db("total"), COLORS[3], 1.0))
+    else:
+        if b.has_total and b.has_noise:
+            traces.append(("nonlinear distortion", b.level_db("distortion"), COLORS[1], 1.0))
+        elif b.has_total:
+            traces.append(("spread over realisations (noise + distortion)", b.level_db("total"), COLORS[3], 1.0))
+        if b.has_noise:
+            traces.append(("noise", b.level_db("noise"), COLORS[2], 1.0))
+    for name, y, color, width in traces:
+        yy = y[ex]
+        fig.add_trace(go.Scattergl(x=f, y=np.where(np.isfinite(yy), yy, np.nan), name=name,
+                                   mode="markers" if name != "G (BLA)" else "lines",
+                                   marker={"size": 3, "color": color}, line={"color": color, "width": width}),
+                      row=1, col=1)
+    fig.update_yaxes(title_text=_label("level", f"dB re 1 {b.unit}"), row=1, col=1)
+    if show_phase:
+        fig.add_trace(go.Scattergl(x=f, y=b.phase_deg[ex], name="phase", mode="lines", showlegend=False,
+                                   line={"color": COLORS[0], "width": 1.2}), row=2, col=1)
+        fig.update_yaxes(title_text=_label("phase", "deg"), row=2, col=1)
+    fig.update_xaxes(title_text=_label("frequency", "Hz"), row=rows, col=1)
+    s = b.stats()
+    sub = b.layout.describe(b.fs)
+    if math.isfinite(s["total_over_noise_db"]):
+        sub += f"; distortion + noise {s['total_over_noise_db']:.0f} dB above noise (median)"
+    title = f"{_text(b.record)}: best linear approximation {_text(b.output)}/f<br><sup>{_text(sub)}</sup>"
+    return _finish(fig, title, rows=rows, height=height or (460 if show_phase else 360), markup=True)
+
+
+def fig_detection_lines(b: BLA, *, height: int | None = None) -> go.Figure:
+    """Output spectrum of one period at the excited lines, the unexcited odd and even lines, and the noise.
+
+    For an odd multisine, energy above the noise at unexcited odd lines is odd-degree distortion
+    (k3, c2, friction), at even lines even-degree distortion (k2, an offset).
+
+    Parameters
+    ----------
+    b : BLA
+        A periodic BLA (from :func:`nlid_core.nonlinearity.bla`).
+    height : int or None
+        Figure height (px).
+    """
+    if not isinstance(b, BLA):
+        raise DataValidationError(f"`b` must be a BLA, got {type(b).__name__}")
+    if b.layout.mode != "periodic":
+        raise DataValidationError("detection lines need a periodic excitation; this BLA is from segment averaging")
+    k = np.arange(b.freq_hz.size)
+    with np.errstate(divide="ignore"):
+        level = 10 * np.log10(np.maximum(b.y_power, 1e-300))
+        noise = 10 * np.log10(np.maximum(b.y_noise, 1e-300)) if np.isfinite(b.y_noise).all() else None
+    unexc = ~b.excited & (k > 0)
+    kind = b.input_kind
+    groups: list[tuple[str, np.ndarray, str]] = [("excited lines", b.excited, COLORS[0])]
+    if kind in ("odd", "random-odd"):
+        groups += [("unexcited odd lines", unexc & (k % 2 == 1), COLORS[1]),
+                   ("unexcited even lines", unexc & (k % 2 == 0), COLORS[2])]
+    else:
+        groups += [("unexcited lines", unexc, COLORS[1])]
+    fig = go.Figure()
+    for name, sel, color in groups:
+        if sel.any():
+            fig.add_trace(go.Scattergl(x=b.freq_hz[sel], y=level[sel], mode="markers", name=name,
+                                       marker={"size": 3, "color": color}))
+    if noise is not None:
+        fig.add_trace(go.Scattergl(x=b.freq_hz[k > 0], y=noise[k > 0], mode="lines", name="noise level",
+                                   line={"color": "black", "width": 1.2}))
+    fig.update_xaxes(title_text=_label("frequency", "Hz"))
+    fig.update_yaxes(title_text=_label(f"{b.output} per line", f"dB re 1 {b.y_unit}"))
+    title = f"{b.record}: output at excited and unexcited lines ({kind} multisine)"
+    return _finish(fig, title, height=height or 400)
+
+
+def fig_restoring_slices(slices: RestoringSlices, *, height: int | None = None) -> go.Figure:
+    """Restoring force along the slices ẋ ≈ 0 (stiffness curve) and x ≈ 0 (damping curve).
+
+    Bin means with ± 2 standard errors and the fitted polynomial (``x, x², x³`` or ``ẋ, |ẋ|ẋ``).
+
+    Parameters
+    ----------
+    slices : RestoringSlices
+        From :func:`nlid_core.nonlinearity.restoring_slices`.
+    height : int or None
+        Figure height (px).
+    """
+    if not isinstance(slices, RestoringSlices):
+        raise DataValidationError(f"`slices` must be RestoringSlices, got {type(slices).__name__}")
+    units = dict(SI_UNITS) | dict(slices.units)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["stiffness curve (slice ẋ ≈ 0)",
+                                                        "damping curve (slice x ≈ 0)"])
+    for col, sl in ((1, slices.stiffness), (2, slices.damping)):
+        ax = "x" if col == 1 else "v"
+        fig.update_xaxes(title_text=_label(_channel_name(ax), units[ax]), row=1, col=col)
+        if sl is None:
+            continue
+        ok = np.isfinite(sl.mean)
+        fig.add_trace(go.Scatter(x=sl.centers[ok], y=sl.mean[ok], mode="markers", name="bin mean ± 2 s.e.",
+                                 showlegend=col == 1, marker={"color": COLORS[0], "size": 6},
+                                 error_y={"type": "data", "array": 2 * np.nan_to_num(sl.stderr[ok])}),
+                      row=1, col=col)
+        xs = np.linspace(float(sl.centers[0]), float(sl.centers[-1]), 200)
+        ys = sl.curve(xs)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="fit " + " + ".join(sl.basis),
+                                 line={"color": COLORS[1], "width": 2}), row=1, col=col)
+    fig.update_yaxes(title_text=_label("restoring force f − m·ẍ", units["f"]), row=1, col=1)
+    return _finish(fig, f"{slices.record}: restoring-force slices", height=height or 400)

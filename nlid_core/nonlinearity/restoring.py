@@ -282,6 +282,8 @@ class RestoringSlice:
     n_samples : int
     width : float
         Half-width of the slice in the other variable (unit of that variable).
+    offset : float
+        The fit's constant (unit of f).
     """
 
     against: str
@@ -295,6 +297,19 @@ class RestoringSlice:
     share: FloatArray
     n_samples: int
     width: float
+    offset: float = 0.0
+
+    def curve(self, at: FloatArray) -> FloatArray:
+        """The fitted polynomial (constant included) at abscissae ``at`` (unit of f).
+
+        Parameters
+        ----------
+        at : ndarray
+            Abscissae (unit of ``against``).
+        """
+        a = np.asarray(at, dtype=np.float64)
+        cols = [a, a**2, a**3] if self.against == "x" else [a, np.abs(a) * a]
+        return np.asarray(self.offset + sum(c * v for c, v in zip(self.coef, cols)), dtype=np.float64)
 
     def significant(self, term: str, z: float = 3.0) -> bool:
         """``|coef| > z·stderr`` for ``term`` (one of ``basis``)."""
@@ -397,7 +412,7 @@ def _slice(along: FloatArray, force: FloatArray, sel: NDArray[np.bool_], against
     share = np.array([c * e / lin if lin != 0 else math.nan for c, e in zip(coef, edge)])
     return RestoringSlice(against=against, centers=centers, mean=mean, stderr=se, count=count.astype(np.int64),
                           basis=basis, coef=np.asarray(coef, dtype=np.float64), coef_se=coef_se, share=share,
-                          n_samples=int(a.size), width=width)
+                          n_samples=int(a.size), width=width, offset=float(coef_all[0]))
 
 
 def restoring_slices(rf: RestoringForce, *, fraction: float = 0.1, nbins: int = 25) -> RestoringSlices:
