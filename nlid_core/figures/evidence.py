@@ -482,10 +482,7 @@ def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go
                                    line={"color": COLORS[0], "width": 1.2}), row=2, col=1)
         fig.update_yaxes(title_text=_label("phase", "deg"), row=2, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=rows, col=1)
-    s = b.stats()
     sub = b.layout.describe(b.fs)
-    if math.isfinite(s["total_over_noise_db"]):
-        sub += f"; distortion + noise {s['total_over_noise_db']:.0f} dB above noise (median)"
     title = f"{_text(b.record)}: best linear approximation {_text(b.output)}/f<br><sup>{_text(sub)}</sup>"
     return _finish(fig, title, rows=rows, height=height or (460 if show_phase else 360), markup=True)
 

@@ -214,6 +214,24 @@ def _broadband(rec: Record, h: HarmonicAnalysis, b: BLA | None) -> tuple[BLA | N
     return b, list(bla_findings(b))
 
 
+def _headline(b: BLA | None, oe: OutputErrorCheck | None) -> tuple[str, ...]:
+    """One line first: the conclusion of the two references (output error, distortion against noise)."""
+    parts = []
+    nonlinear = b.nonlinear if b is not None and b.layout.mode == "periodic" else None
+    if nonlinear:
+        parts.append(f"nonlinear distortion {b.stats()['total_over_noise_db']:.0f} dB above the noise")  # type: ignore[union-attr]
+    if oe is not None and oe.success and oe.selected:
+        parts.append(f"output error needs {' and '.join(oe.selected)}")
+    if parts:
+        return ("verdict: nonlinear — " + "; ".join(parts),)
+    if nonlinear is False and oe is not None and oe.success:
+        return ("verdict: linear at this level — no distortion above the noise and no nonlinear term needed by"
+                " output error",)
+    if oe is not None and oe.success:
+        return ("verdict: no nonlinear term needed by output error at this level",)
+    return ()
+
+
 def _slices(rec: Record, slices: RestoringSlices | None) -> RestoringSlices | None:
     if slices is not None or rec.n_dof != 1:
         return slices
@@ -304,5 +322,6 @@ def evidence_summary(
     derived = any(rec.is_derived(c) for c in ("v", "a") if rec.has(c)) or not (rec.has("v") and rec.has("a"))
     oe_lines = list(oe.findings()) if oe is not None else []
     sl = _slices(rec, slices)
-    return (*bb, *harm, *oe_lines, *(sl.findings() if sl is not None else ()), *_model_findings(chk, oe, derived),
+    head = _headline(b, oe)
+    return (*head, *bb, *harm, *oe_lines, *(sl.findings() if sl is not None else ()), *_model_findings(chk, oe, derived),
             *_hysteresis_findings(hyst, oe))
