@@ -86,6 +86,10 @@ from .thresholds import (
 
 __all__ = ["Layout", "BLA", "detect_period", "periodic_layout", "bla", "bla_findings"]
 
+#: Samples dropped at the end of a run of repeating samples: the first samples of the next realisation
+#: may match by chance (a smooth signal), and a period window must not reach into it.
+_EDGE_MARGIN = 2
+
 IntArray = NDArray[np.int64]
 
 
@@ -173,7 +177,20 @@ def _match_runs(u: FloatArray, period: int) -> list[tuple[int, int]]:
             merged[-1] = (merged[-1][0], b)
         else:
             merged.append((a, b))
-    return [(a, b) for a, b in merged if b - a >= MIN_OVERLAP_SAMPLES]
+    # the smoothed mask puts a run's edges about w/2 inside the true ones: refine each edge to the sample as
+    # the change point of the cumulative score PERIOD_MATCH·s/2 − d (positive where samples repeat)
+    score = PERIOD_MATCH * 0.5 * s - d
+    out = []
+    for a, b in merged:
+        if b - a < MIN_OVERLAP_SAMPLES:
+            continue
+        lo, hi = max(a - w, 0), min(a + w, b)
+        start = lo + int(np.argmin(np.concatenate(([0.0], np.cumsum(score[lo:hi])))))
+        lo, hi = max(b - w, start), min(b + w, d.size)
+        end = lo + int(np.argmax(np.concatenate(([0.0], np.cumsum(score[lo:hi]))))) - _EDGE_MARGIN
+        if end - start >= MIN_OVERLAP_SAMPLES:
+            out.append((start, end))
+    return out
 
 
 def detect_period(u: FloatArray) -> int | None:
@@ -297,7 +314,7 @@ def periodic_layout(
         end = min(b + per, n)
         if transient is not None:
             first = a + transient
-            p = (end - first) // per
+            p = (min(end + _EDGE_MARGIN, n) - first) // per
             left = transient
         else:
             p = (end - a) // per
