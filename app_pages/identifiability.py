@@ -10,11 +10,15 @@ from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.grids import log_grid
 from nlid_core.studies import (
+    duration_text,
+    fit_seconds,
     multistart,
     profile_likelihood,
     regularisation_path,
     sensitivity_study,
     structure_check,
+    structure_variants,
+    study_seconds,
 )
 
 st.title("Identifiability")
@@ -22,8 +26,16 @@ state.show_notice()
 jobs.prestart()
 recs = state.require_records()
 run = state.active_run()
-if run is None or not run.result.success or run.result.method == "equation-error":
-    st.info("Run a successful two-stage or output-error identification first (Identify page).")
+if run is None:
+    st.info("No identification run yet: the studies start from a fit. Identify the model first (Identify page).")
+    st.stop()
+if not run.result.success:
+    st.info(f"Run #{run.id} did not converge ({esc(run.result.message)}); the studies need a successful fit."
+            " Change the model or its start values and identify again (Identify page), or choose another run there.")
+    st.stop()
+if run.result.method == "equation-error":
+    st.info(f"Run #{run.id} is an equation-error fit; the studies simulate the model, so they need a two-stage or"
+            " output-error fit (method on the Model page, then the Identify page).")
     st.stop()
 if not run.detailed:
     st.info(f"Run #{run.id}: {state.DROPPED} (Identify page), or choose a recent run there.")
@@ -35,12 +47,20 @@ if len(fit_recs) != len(run.config.fit_records):
     st.stop()
 st.markdown(f"Run **#{run.id}** on {esc(', '.join(run.config.fit_records))}: `{fit.equation(with_errors=False)}`")
 studies = state.studies()
+t_fit = fit_seconds(fit)
+
+
+def estimate(study: str, count: int = 1) -> str:
+    """'about 40 s on this record (the fit took 1.5 s)' for a study of ``count`` refits."""
+    return (f"Takes {duration_text(study_seconds(fit, study, count))} on this record (estimated from this run's fit,"
+            f" which took {t_fit:.2g} s).")
+
 
 key = (run.id, "sensitivity")
 if key not in studies:
     try:
         state.add_study(key, jobs.run("sensitivity study", sensitivity_study, (fit, fit_recs),
-                                      key=state.IDENT_SENSITIVITY_JOB))
+                                      key=state.IDENT_SENSITIVITY_JOB, progress_arg="progress"))
     except (NlidError, jobs.JobError) as exc:
         st.error(f"The sensitivity study could not run: {esc(exc)}")
         st.stop()
@@ -58,16 +78,17 @@ with st.container(key="identifiability_summary", border=True):
         st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
 
 tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
-    ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"])
+    ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"], key=state.IDENT_TABS)
 free = [e.name for e in fit.estimates if e.vary]
 with tab_profile:
     name = st.selectbox("Parameter", free, key=state.IDENT_PROFILE_PARAM)
     n_points = int(st.number_input("Grid points", 5, 41, 11, key=state.IDENT_PROFILE_POINTS))
+    st.caption(estimate("profile", n_points + 1))
     if st.button("Compute the profile", key=state.IDENT_RUN_PROFILE):
         try:
             state.add_study((run.id, "profile", name, n_points), jobs.run(
                 f"profile likelihood of {name}", profile_likelihood, (fit, fit_recs, name),
-                {"n_points": n_points}, key=state.IDENT_PROFILE_JOB))
+                {"n_points": n_points}, key=state.IDENT_PROFILE_JOB, progress_arg="progress"))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
     prof = studies.get((run.id, "profile", name, n_points))
@@ -82,11 +103,12 @@ with tab_profile:
             st.error(esc(prof.message))
 with tab_multi:
     n_starts = int(st.number_input("Random starts", 2, 50, 8, key=state.IDENT_N_STARTS))
+    st.caption(estimate("multistart", n_starts))
     if st.button("Run the multi-start", key=state.IDENT_RUN_MULTISTART):
         try:
             state.add_study((run.id, "multistart", n_starts), jobs.run(
                 "multi-start", multistart, (fit_recs, fit.model, run.config.params, run.config.options),
-                {"n_starts": n_starts, "rng": 0}, key=state.IDENT_MULTISTART_JOB))
+                {"n_starts": n_starts, "rng": 0}, key=state.IDENT_MULTISTART_JOB, progress_arg="progress"))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
     ms = studies.get((run.id, "multistart", n_starts))
@@ -100,14 +122,15 @@ with tab_reg:
     prior_df = st.data_editor(pd.DataFrame({"parameter": free, "prior θ0": [fit.values[n] for n in free]}),
                               hide_index=True, disabled=["parameter"], key=state.key_for(state.IDENT_PRIOR, run.id))
     lo_exp, hi_exp = st.slider("λ from 10^a to 10^b", -8, 4, (-6, 2), key=state.IDENT_LAMBDA_RANGE)
+    lams = log_grid(lo_exp, hi_exp)
+    st.caption(estimate("regularisation", len(lams)))
     if st.button("Compute the regularisation path", key=state.IDENT_RUN_REGULARISATION):
         try:
-            lams = log_grid(lo_exp, hi_exp)
             state.add_study((run.id, "regularisation"), jobs.run(
                 "regularisation path", regularisation_path,
                 (fit_recs, fit.model, run.config.params, run.config.options,
                  dict(zip(prior_df["parameter"], prior_df["prior θ0"].astype(float))), lams),
-                key=state.IDENT_REGULARISATION_JOB))
+                key=state.IDENT_REGULARISATION_JOB, progress_arg="progress"))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
     path = studies.get((run.id, "regularisation"))
@@ -125,15 +148,25 @@ with tab_reg:
 with tab_struct:
     others = [n for n in recs if n not in run.config.fit_records]
     val_name = st.selectbox("Validation record (optional)", ["none"] + others, key=state.IDENT_STRUCTURE_VALIDATION)
+    plan = structure_variants(fit.model)
+    st.caption(f"{len(plan)} refits ({', '.join(label for label, *_ in plan)}), each started from this run's"
+               " estimate. " + estimate("structure", len(plan)))
     if st.button("Refit with each term removed or added", key=state.IDENT_RUN_STRUCTURE):
         try:
             state.add_study((run.id, "structure", val_name), jobs.run(
                 "structure check", structure_check, (fit_recs, fit.model, run.config.options),
-                {"validation": None if val_name == "none" else recs[val_name]}, key=state.IDENT_STRUCTURE_JOB))
+                {"validation": None if val_name == "none" else recs[val_name], "base_fit": fit},
+                key=state.IDENT_STRUCTURE_JOB, progress_arg="progress"))
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
     sc = studies.get((run.id, "structure", val_name))
     if sc is not None:
+        if not sc.success:
+            st.error(esc(sc.message))
         for line in sc.recommendations:
             st.markdown(f"- {esc(line)}")
         st.dataframe(tables.structure_table(sc), hide_index=True, key="struct_table")
+        starts = {v.label: v.start for v in sc.variants if v.start != "base estimate"}
+        st.caption(f"Took {sc.seconds:.3g} s. Each variant was fitted by output error from this run's estimate"
+                   + (" (" + "; ".join(f"{esc(k)}: {esc(v)}" for k, v in starts.items()) + ")" if starts else "")
+                   + ".")

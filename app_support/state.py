@@ -664,6 +664,7 @@ IDENT_REGULARISATION_JOB: Final = "regularisation"
 IDENT_STRUCTURE_VALIDATION: Final = "struct_val"
 IDENT_RUN_STRUCTURE: Final = "run_structure"
 IDENT_STRUCTURE_JOB: Final = "structure"
+IDENT_TABS: Final = "ident_tabs"
 
 # Excitation design
 DESIGN_KIND: Final = "exc_kind"

@@ -69,12 +69,18 @@ def run(label: str, fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
             bar.progress(fraction, text=text)
             shown.update(text=text, at=now)
 
+    def what(p: Progress) -> str:
+        # a study's stage repeats its label ("multi-start: multi-start: start (3 of 8)"): say it once
+        if not p.stage or label.lower().startswith(p.stage.lower()[:7]):
+            return f"{label}: {p.message}"
+        return f"{label}: {p.stage}: {p.message}"
+
     def on_progress(p: Progress) -> None:
         latest[:] = [p]
         if inline:  # no ticks while an inline job runs: this is the only chance to update and to cancel
             if check is not None:
                 check()
-            draw(p.fraction, f"{label}: {p.stage}: {p.message}"[:300])
+            draw(p.fraction, what(p)[:300])
 
     def on_tick(job: Job) -> None:
         if check is not None:
@@ -82,7 +88,7 @@ def run(label: str, fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
         elapsed = time.monotonic() - (job.submitted or time.monotonic())
         if latest:
             p = latest[0]
-            draw(p.fraction, f"{label}: {p.stage}: {p.message} ({elapsed:.0f} s)"[:300])
+            draw(p.fraction, f"{what(p)} ({elapsed:.0f} s)"[:300])
         else:
             draw(0.0, f"{label}: running for {elapsed:.0f} s")
 
