@@ -1,7 +1,8 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
 Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` (:mod:`nlid_core._cli_split`),
-``friction identify`` (:mod:`nlid_core._cli_friction`), ``terms``,
+``friction identify`` (:mod:`nlid_core._cli_friction`), ``nonlinearity``
+(:mod:`nlid_core._cli_evidence`), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
 options in :mod:`nlid_core._cli_model`.
 
@@ -268,6 +269,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from ._cli_split import add_split_parser
 
     add_split_parser(sub, ident)
+    from ._cli_evidence import add_evidence_parser
+
+    add_evidence_parser(sub, ident)
     return p
 
 
@@ -532,6 +536,14 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nonlinearity(args: argparse.Namespace) -> int:
+    from ._cli_evidence import run_evidence
+
+    status, report = run_evidence(args)
+    _print_report(report)
+    return status
+
+
 def _friction(args: argparse.Namespace) -> int:
     from ._cli_friction import format_friction_report, run_friction
 
@@ -570,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command,
-                       }[args.command]
+                       "nonlinearity": _nonlinearity}[args.command]
             status = handler(args)
         del caught
         return status

@@ -293,3 +293,24 @@ def test_silverbox_bla_and_verdict():
     summary = nonlinearity.evidence_summary(derive_missing(rec), broadband=b)
     assert "needs k3" in summary[0] and "above the noise" in summary[0]
     assert any("hardening" in s and "k3" in s for s in summary)
+
+
+# --------------------------------------------------------------------------- command line
+def test_cli_nonlinearity_prints_the_verdict_and_writes_the_bla_table(tmp_path, capsys):
+    import pandas as pd
+
+    from nlid_core.cli import main
+
+    rec, _, _ = wiener("cubic", m=3, p=2)
+    data = tmp_path / "cubic.csv"
+    pd.DataFrame({"t": rec.t, "f": rec.f, "x": rec.x}).to_csv(data, index=False)
+    out = tmp_path / "bla.csv"
+    status = main(["nonlinearity", str(data), "--bla-csv", str(out), "--no-output-check", "--json",
+                   str(tmp_path / "ev.json")])
+    text = capsys.readouterr().out
+    assert status == 0
+    assert "verdict: nonlinear" in text and "odd-degree nonlinearity" in text and "3 realisations × 2 periods" in text
+    table = pd.read_csv(out)
+    assert len(table) == N // 2 + 1 and table.columns[0] == "freq_hz" and table["excited"].sum() > 50
+    assert main(["nonlinearity", str(data), "--period", "3"]) == 2  # a bad period is one error line
+    assert "period" in capsys.readouterr().err

@@ -610,6 +610,8 @@ def _periodic(u: FloatArray, y: FloatArray, layout: Layout, fs: float) -> dict[s
         rel = (var_y / np.abs(ym) ** 2 + var_u / np.abs(um) ** 2
                - 2 * np.real(cov_yu / (ym * np.conj(um))))
         var_gm = np.abs(gm) ** 2 * np.maximum(rel, 0.0)
+    gm[:, 0] = np.nan  # DC: the means were removed
+    var_gm[:, 0] = np.nan
     g = gm.mean(axis=0)
     var_noise = np.sum(var_gm, axis=0) / m**2
     var_total = np.sum(np.abs(gm - g) ** 2, axis=0) / (m * (m - 1)) if m >= 2 else np.full(g.shape, np.nan)
@@ -636,6 +638,8 @@ def _segments(u: FloatArray, y: FloatArray, layout: Layout, fs: float) -> dict[s
         g = np.where(ok, np.sum(yy * np.conj(uu), axis=0) / np.where(ok, suu, 1.0), np.nan + 0j)
         resid = np.sum(np.abs(yy - g * uu) ** 2, axis=0) / (m - 1)
         var_total = np.where(ok, resid / np.where(ok, suu, 1.0), np.nan)
+    g[0] = np.nan  # DC: the means were removed
+    var_total[0] = np.nan
     u_power = suu / m
     from .spectra import power_band
 
