@@ -346,7 +346,8 @@ def suggest_design(
     """
     if not amplitudes or not bands:
         raise ModelSpecError("`amplitudes` and `bands` must not be empty")
-    table, settings = [], []
+    table: list[DesignPrediction] = []
+    settings: list[tuple[float, float, float]] = []
     steps = _Steps(progress, "design search", len(amplitudes) * len(bands))
     for amp in amplitudes:
         for f_lo, f_hi in bands:

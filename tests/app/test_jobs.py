@@ -215,3 +215,69 @@ def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monke
 
 def _raise_stop() -> None:
     raise StopException()
+
+
+def test_a_study_in_a_worker_reports_each_refit(seed_record):
+    from nlid_core.studies import structure_check
+
+    fit = identify(seed_record, TERMS)
+    job = jobs.Job(structure_check, (seed_record, fit.model, fit.options),
+                   {"add": ("f0",), "base_fit": fit}, progress_arg="progress").start()
+    updates = finish(job)
+    sc = job.result()
+    assert sc.success and sc.base.start == "given fit"
+    messages = [u.message for u in updates]
+    assert {u.stage for u in updates} == {"structure"}
+    assert any(m.startswith("refit without k3 (") for m in messages)
+    assert any(m.startswith("refit with f0 (7 of 7)") for m in messages)
+    fractions = [u.fraction for u in updates]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
+def test_the_progress_line_names_a_study_once(monkeypatch):
+    """The page's progress text: "multi-start: start (2 of 8)", not "multi-start: multi-start: ..."."""
+    monkeypatch.setenv(jobs.INLINE_ENV, "1")
+    drawn: list[str] = []
+
+    class Bar:
+        def progress(self, fraction: float, text: str = "") -> None:
+            drawn.append(text)
+
+    class Box:
+        def container(self, **_: object) -> "Box":
+            return self
+
+        def __enter__(self) -> "Box":
+            return self
+
+        def __exit__(self, *_: object) -> None:
+            return None
+
+        def empty(self) -> None:
+            return None
+
+    class Column:
+        def progress(self, fraction: float, text: str = "") -> Bar:
+            drawn.append(text)
+            return Bar()
+
+        def button(self, *_: object, **__: object) -> bool:
+            return False
+
+    import streamlit as st
+
+    monkeypatch.setattr(st, "empty", lambda: Box())
+    monkeypatch.setattr(st, "columns", lambda *a, **k: (Column(), Column()))
+    monkeypatch.setattr(jobs.page, "_yield_check", lambda: None)
+    monkeypatch.setattr(state, "notify", lambda *a, **k: None)
+    monkeypatch.setattr(state, "queued_notice", lambda: None)
+    monkeypatch.setattr(state, "withdraw_notice", lambda *_: None)
+
+    def study(progress):  # type: ignore[no-untyped-def]
+        progress("multi-start", 0.5, "start (2 of 8)")
+        progress("output-error", 0.7, "evaluation 3")
+        return 1
+
+    assert jobs.run("multi-start", study, key="t", progress_arg="progress") == 1
+    assert "multi-start: start (2 of 8)" in drawn
+    assert "multi-start: output-error: evaluation 3" in drawn
