@@ -432,8 +432,11 @@ def fig_equivalent_linear(levels: Sequence[EquivalentLinear], *, title: str | No
         fig.update_xaxes(title_text=_label("displacement rms", xu), row=1, col=col)
     fig.update_yaxes(title_text=_label("equivalent natural frequency", "Hz"), row=1, col=1)
     fig.update_yaxes(title_text=_label("equivalent damping ratio", "-"), row=1, col=2)
-    return _finish(fig, title or "equivalent linear parameters against level (constant if linear; bars ± 2 s.e.)",
-                   height=380)
+    fig = _finish(fig, title or "equivalent linear parameters against level (constant if linear; bars ± 2 s.e.)",
+                  height=420)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0.0},
+                      margin={"b": 110})
+    return fig
 
 
 def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go.Figure:
@@ -562,4 +565,8 @@ def fig_restoring_slices(slices: RestoringSlices, *, height: int | None = None) 
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="fit " + " + ".join(sl.basis),
                                  line={"color": COLORS[1], "width": 2}), row=1, col=col)
     fig.update_yaxes(title_text=_label("restoring force f − m·ẍ", units["f"]), row=1, col=1)
-    return _finish(fig, f"{slices.record}: restoring-force slices", height=height or 400)
+    fig = _finish(fig, f"{slices.record}: restoring-force slices", height=height or 440)
+    # legend below the plots: above them it would cover the subplot titles
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
+                      margin={"b": 110})
+    return fig
