@@ -69,7 +69,7 @@ with st.container(key="results", border=True):
         st.info(esc(w))
     if fit.metrics:
         tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
-        st.caption(known_answer.whiteness_note(fit.metrics))
+        st.caption(known_answer.whiteness_note(fit.metrics, initial_state=known_answer.fit_state_text(fit)))
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")

@@ -36,7 +36,7 @@ name = c1.selectbox("Validation record", names, index=names.index(default), key=
                     help="Another record (e.g. another excitation level) tests the model honestly.")
 if name in run.config.fit_records:
     c1.caption("This record was used for fitting: the comparison shows the fit, not a validation.")
-FROM_FIT = "the fit's own (estimated with the parameters)"
+FROM_FIT = "the fit's own"
 FROM_SAMPLES = "estimated from the first samples"
 own = fitted_record(fit, recs[name])
 init_choice = c2.radio("Initial state", [FROM_FIT, FROM_SAMPLES], key=state.VALIDATE_INIT,
@@ -65,7 +65,7 @@ if not val.success:
 with st.container(key="validation", border=True):
     st.subheader(f"Run #{run.id} on {esc(name)}")
     tables.show(tables.metrics_table(val.metrics), key="val_metrics")
-    how = {"fit": "estimated with the parameters by the fit (so these are the fit's own metrics)",
+    how = {"fit": f"{known_answer.fit_state_text(fit, name)} by the fit (so these are the fit's own metrics)",
            "estimate": f"estimated from the first {val.n_init} samples, parameters held",
            "data": "taken from the first sample", "rest": "at rest"}.get(val.init, val.init)
     st.caption(known_answer.whiteness_note(val.metrics, initial_state=how, start=val.n_init))

@@ -227,6 +227,8 @@ def test_the_known_answer_note_states_measured_coverage_only_for_its_design():
     seed = make_example("seed")
     other_draw = make_example("seed", overrides={"seed": 7})
     stronger = make_example("seed", overrides={"amplitude_n": 12.0})
+    # the measured figures belong to the example as it is: change its design and they must be measured again
+    assert known_answer.design_of(seed) == dict(study.design), "re-run bench/bench_seed_coverage.py"
     assert known_answer._is_design(seed, study) and known_answer._is_design(other_draw, study)
     assert not known_answer._is_design(stronger, study)
     fit = identify(seed, "m0,m1,c1,c2,k1,k3")
@@ -239,6 +241,10 @@ def test_the_known_answer_note_states_measured_coverage_only_for_its_design():
     note_strong = known_answer.interval_note(fit_strong, {"seed": stronger})
     assert note_strong is not None and "Measured on this test design" not in note_strong
     assert known_answer.interval_note(fit, {}) is None  # the record is gone: nothing is claimed
+    no_m1 = identify(seed, "m0,c1,c2,k1,k3")
+    note_no_m1 = known_answer.interval_note(no_m1, {"seed": seed})
+    assert note_no_m1 is not None and "leaves out m1" in note_no_m1
+    assert "Measured on this test design" not in note_no_m1 and "no sign of a wrong model" not in note_no_m1
 
 
 def test_identify_and_validate_label_and_agree_on_the_whiteness_of_the_fitted_record():
