@@ -18,7 +18,9 @@ dashboard does, and prints per parameter:
   standard error (1 when the standard errors are right);
 * bias / se: the mean error in units of the mean standard error.
 
-Run: ``python bench/bench_seed_coverage.py [--draws 100] [--first 1000]`` (about a second per draw).
+Run: ``python bench/bench_seed_coverage.py [--draws 100] [--first 1000]`` (2-3 s per draw on a shared 2-core
+machine). ``--draws 300 --first 1000`` gives the figures the Identify page states beside the seed example
+(``app_support/known_answer.py``): coverage 95.0-96.3 % per parameter, all six inside in 260 of 300 draws.
 """
 
 from __future__ import annotations
