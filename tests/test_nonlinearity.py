@@ -344,7 +344,8 @@ def test_equivalent_linear_parameters_drift_for_a_hardening_spring_only():
     assert "hardening" in " ".join(level_drift_summary(hard))
     lin = equivalent_linear(levels({"m0": 2.0, "c1": 0.5, "k1": 800.0}))
     assert abs(lin[-1].f_n_hz / lin[0].f_n_hz - 1) < 0.02
-    assert "stays within" in level_drift_summary(lin)[0]
+    assert "no trend" in level_drift_summary(lin)[0]  # the change is inside its standard error
+    assert all(math.isfinite(e.f_n_se) and e.f_n_se > 0 for e in (*hard, *lin))
 
 
 def test_two_tone_intermodulation_appears_only_with_a_nonlinearity():
