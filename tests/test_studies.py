@@ -269,14 +269,15 @@ def test_multistart_and_profile_report_progress():
 def test_study_time_estimates_scale_with_the_work_and_read_well(seed_fit):
     one = studies.study_seconds(seed_fit, "multistart", 1)
     assert studies.study_seconds(seed_fit, "multistart", 10) == pytest.approx(10 * one)
-    assert one == pytest.approx(1.2 * studies.fit_seconds(seed_fit))
+    assert one == pytest.approx(1.2 * studies.fit_seconds(seed_fit) + studies.estimates.REFIT_OVERHEAD_S)
     assert 0 < studies.evaluation_seconds(seed_fit) <= studies.fit_seconds(seed_fit)
     assert studies.study_seconds(seed_fit, "structure", 8) > studies.study_seconds(seed_fit, "structure", 2)
     with pytest.raises(ModelSpecError, match="unknown `study`"):
         studies.study_seconds(seed_fit, "bootstrap")
     assert [studies.duration_text(s) for s in (0.5, 7.4, 41.0, 185.0, 5400.0, float("nan"))] == [
         "under 2 s", "about 7 s", "about 40 s", "about 3 min", "about 1.5 h", "an unknown time"]
-    assert studies.design_seconds(0.1, "search", 9) == pytest.approx(0.9)
+    assert studies.design_seconds(0.1, "search", 18) == pytest.approx(2 * studies.design_seconds(0.1, "search", 9))
+    assert studies.design_seconds(0.1, "monte carlo", 40) > studies.design_seconds(0.1, "monte carlo", 4)
 
 
 def test_percentages_keep_sensible_digits():

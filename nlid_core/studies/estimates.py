@@ -15,9 +15,13 @@ structure variant a warm fit of at most
 :data:`~nlid_core.studies.structure.WARM_NFEV` evaluations (on average
 :data:`STRUCTURE_EVALS`, plus its validation) and a close call twice that, a
 Monte Carlo run an output-error fit of the design (:data:`MC_EVALS`
-predictions). The factors were measured on the seed example and on Silverbox
-(two cores); they are estimates to within a factor of about two, which is
-what a user needs to decide whether to wait.
+predictions); a refit also has a fixed cost (:data:`REFIT_OVERHEAD_S`). The
+factors were measured on the seed example and on Silverbox (two shared
+cores; e.g. Silverbox: structure check 24 s for an estimate of 25 s,
+2 multi-starts 6.9 s for 6.8 s, sensitivity 1.0 s for 0.9 s; seed design:
+12 Monte Carlo runs 6.3 s for 5.7 s, a search of 9 chirps 0.38 s for 0.37 s); they are
+estimates to within a factor of about two, which is what a user needs to
+decide whether to wait.
 """
 
 from __future__ import annotations
@@ -28,16 +32,18 @@ from ..errors import ModelSpecError
 from ..estimate import FitResult
 
 __all__ = ["evaluation_seconds", "fit_seconds", "study_seconds", "design_seconds", "duration_text", "STUDIES",
-           "PROFILE_EVALS", "STRUCTURE_EVALS", "MC_EVALS"]
+           "PROFILE_EVALS", "STRUCTURE_EVALS", "MC_EVALS", "REFIT_OVERHEAD_S"]
 
 #: Studies :func:`study_seconds` knows.
 STUDIES: tuple[str, ...] = ("sensitivity", "profile", "multistart", "regularisation", "structure")
 #: Output-error evaluations of one profile point (warm start from its neighbour).
-PROFILE_EVALS = 8.0
+PROFILE_EVALS = 4.0
+#: Fixed cost of one refit besides its evaluations (set-up, start values, warm-ups), seconds.
+REFIT_OVERHEAD_S = 0.1
 #: Average evaluations of one structure variant (warm fit, its validation and the share of close calls).
 STRUCTURE_EVALS = 14.0
 #: Predictions' worth of work in one Monte Carlo run (an output-error fit from the truth).
-MC_EVALS = 8.0
+MC_EVALS = 18.0
 
 
 def fit_seconds(fit: FitResult) -> float:
@@ -87,10 +93,10 @@ def study_seconds(fit: FitResult, study: str, count: int = 1) -> float:
     if study == "profile":
         return k * PROFILE_EVALS * te
     if study == "multistart":
-        return k * 1.2 * tf
+        return k * (1.2 * tf + REFIT_OVERHEAD_S)
     if study == "regularisation":
-        return k * 3.0 * float(fit.timing.get("equation_error_s", 0.01))
-    return tf + k * STRUCTURE_EVALS * te  # the base is scored (or fitted) first
+        return k * 5.0 * float(fit.timing.get("equation_error_s", 0.01))
+    return tf + k * (STRUCTURE_EVALS * te + 0.5 * REFIT_OVERHEAD_S)  # the base is scored (or fitted) first
 
 
 def design_seconds(prediction_s: float, study: str, count: int = 1, *, length_ratio: float = 1.0) -> float:
@@ -112,9 +118,9 @@ def design_seconds(prediction_s: float, study: str, count: int = 1, *, length_ra
     """
     k = max(int(count), 0)
     if study == "search":
-        return k * prediction_s * length_ratio
+        return 1.7 * k * prediction_s * length_ratio  # a chirp is built and simulated before the prediction
     if study == "monte carlo":
-        return (k * MC_EVALS + 3.0) * prediction_s
+        return (k * MC_EVALS + 20.0) * prediction_s  # the reference simulation (solve_ivp) comes first
     raise ModelSpecError(f"unknown design `study` {study!r}; choose from search, monte carlo")
 
 
