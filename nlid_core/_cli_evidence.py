@@ -76,23 +76,14 @@ def format_evidence_report(record: str, summary: tuple[str, ...], b: Any, oe: An
 def run_evidence(args: argparse.Namespace) -> tuple[int, str]:
     """Run ``nonlinearity``: (exit status 0, the report); errors raise ``NlidError``."""
     from .guard import load_record_guarded
-    from .nonlinearity import bla, evidence_summary, output_error_check
-    from .nonlinearity.hysteresis import hysteresis_evidence
-    from .nonlinearity.thresholds import FRICTION_TERM
-    from .errors import NlidError
+    from .nonlinearity import bla, evidence_summary, term_check
     from .signals import derive_missing
 
     rec = load_record_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
                               fs=args.fs, rows=args.rows)
     full = derive_missing(rec) if rec.v is None or rec.a is None else rec
     b = bla(full, period=args.period, transient=args.transient, n_segments=args.segments)
-    oe = None
-    if not args.no_output_check:
-        try:
-            dead_band = hysteresis_evidence(full).dead_band
-        except NlidError:
-            dead_band = False
-        oe = output_error_check(full, late=(FRICTION_TERM,) if dead_band else ())
+    oe = None if args.no_output_check else term_check(full)
     summary = evidence_summary(full, broadband=b, output_check=oe, run_output_check=False)
     if args.bla_csv:
         cols = b.to_columns()

@@ -85,6 +85,14 @@ def test_layout_finds_period_realisations_and_transient(linear):
     assert np.allclose(manual.starts, [i * block + 200 for i in range(6)], atol=6)
 
 
+def test_a_settling_first_period_is_dropped():
+    rec, h, _ = wiener("linear", p=4, transient=0)  # no samples before the periods: the first one still settles
+    b = bla(rec)
+    assert b.layout.n_periods == 3 and b.layout.transient >= N - 4
+    ex = b.excited
+    assert np.mean(np.abs(b.g[ex] - h[ex]) < 3 * np.sqrt(b.var_noise[ex])) > 0.95 and b.nonlinear is False
+
+
 def test_linear_bla_matches_the_true_frf_within_its_standard_error(linear):
     rec, h, lines = linear
     b = bla(rec)

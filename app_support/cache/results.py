@@ -12,7 +12,6 @@ import streamlit as st
 from nlid_core import nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.nonlinearity.hysteresis import HysteresisEvidence, hysteresis_evidence
-from nlid_core.nonlinearity.thresholds import FRICTION_TERM
 from nlid_core.examples import make_example
 from nlid_core.io import load_record
 from nlid_core.record import Record
@@ -98,11 +97,7 @@ def _evidence(rec: Record) -> Evidence:
         slices: nonlinearity.RestoringSlices | None = nonlinearity.restoring_slices(restoring)
     except NlidError:
         slices = None
-    try:
-        friction = (FRICTION_TERM,) if hyst is not None and hyst.dead_band else ()
-        oe: nonlinearity.OutputErrorCheck | None = nonlinearity.output_error_check(rec, late=friction)
-    except NlidError:
-        oe = None
+    oe = nonlinearity.term_check(rec, hysteresis=hyst)
     summary = nonlinearity.evidence_summary(rec, harmonics=harmonics, check=check, hysteresis=hyst,
                                             broadband=broadband, output_check=oe, run_output_check=False,
                                             slices=slices)

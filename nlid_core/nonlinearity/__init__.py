@@ -113,7 +113,7 @@ from .thresholds import RINGING_MARGIN_DB as RINGING_MARGIN_DB
 from .thresholds import RINGING_NEIGHBOURS as RINGING_NEIGHBOURS
 from .thresholds import SINGLE_SEGMENT_TAPER as SINGLE_SEGMENT_TAPER
 from .thresholds import SUSTAIN_WINDOWS as SUSTAIN_WINDOWS
-from .verdict import evidence_summary
+from .verdict import evidence_summary, term_check
 
 __all__ = [
     "DEFAULT_NPERSEG",
@@ -147,6 +147,7 @@ __all__ = [
     "restoring_force",
     "linear_fit_check",
     "evidence_summary",
+    "term_check",
     "LEVEL_DRIFT",
     "EquivalentLinear",
     "equivalent_linear",

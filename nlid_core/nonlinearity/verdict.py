@@ -38,7 +38,7 @@ from .thresholds import (
     OE_IMPROVEMENT,
 )
 
-__all__ = ["evidence_summary"]
+__all__ = ["evidence_summary", "term_check"]
 
 
 def _ordinal(k: int) -> str:
@@ -250,6 +250,29 @@ def _output_check(rec: Record, oe: OutputErrorCheck | None, run: bool, friction:
                                   progress=progress)
     except NlidError:
         return None
+
+
+def term_check(rec: Record, *, hysteresis: HysteresisEvidence | None = None,
+               progress: ProgressFn | None = None) -> OutputErrorCheck | None:
+    """The output-error term check the verdict uses: the evidence terms, plus the friction term
+    (tried late, on a short segment) when the loops show a force step at reversals.
+
+    Parameters
+    ----------
+    rec : Record
+    hysteresis : HysteresisEvidence or None
+        Loop evidence of ``rec`` already computed (default: computed here).
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+
+    Returns
+    -------
+    OutputErrorCheck or None
+        None for a record it cannot run on (several DOFs, no measured displacement, a failure).
+    """
+    rec = _check_record(rec)
+    hyst = _hysteresis(rec, hysteresis)
+    return _output_check(rec, None, True, bool(hyst is not None and hyst.dead_band), progress)
 
 
 def evidence_summary(
