@@ -322,3 +322,28 @@ def test_cli_nonlinearity_prints_the_verdict_and_writes_the_bla_table(tmp_path, 
     assert len(table) == N // 2 + 1 and table.columns[0] == "freq_hz" and table["excited"].sum() > 50
     assert main(["nonlinearity", str(data), "--period", "3"]) == 2  # a bad period is one error line
     assert "period" in capsys.readouterr().err
+
+
+def test_level_figure_does_not_blow_a_change_inside_its_error_up_into_a_slope():
+    from nlid_core.figures.evidence import fig_equivalent_linear
+
+    fig = fig_equivalent_linear([_level("a", 1.0, 69.16, 0.015), _level("b", 2.0, 69.18, 0.026)])
+    lo, hi = fig.layout.yaxis.range
+    assert hi - lo >= 4 * 0.02 * 69.17  # at least ± 2 × the drift threshold around the mean
+    assert fig.data[0].error_y.array is not None and fig.data[0].error_y.visible
+
+
+def test_frf_figure_fades_lines_that_are_not_valid(rng):
+    from nlid_core.figures.evidence import fig_frf_overlay
+
+    fs = 200.0
+    t = np.arange(8000) / fs
+    b_, a_ = signal.butter(4, 20 / (fs / 2))
+    f = signal.lfilter(b_, a_, rng.standard_normal(t.size))
+    sim = simulate(TermModel("m0,c1,k1"), t, f, np.array([1.0, 2.0, 400.0]))
+    h = nonlinearity.frf(from_arrays(t, f, sim.x + 1e-4 * rng.standard_normal(t.size), name="r"), nperseg=512)
+    fig = fig_frf_overlay([("r", h)], band=(0.0, math.inf))
+    faded = [tr for tr in fig.data if tr.name == "r (not valid)"]
+    assert faded and faded[0].opacity < 0.5
+    phase = next(tr for tr in fig.data if tr.yaxis == "y2")
+    assert np.isnan(np.asarray(phase.y, dtype=float)[np.asarray(phase.x) > h.band_hz[1]]).all()
