@@ -56,6 +56,6 @@ def test_a_hostile_expression_is_refused_and_the_model_stays():
 
 def test_teaching_with_a_setting_parameter_in_the_true_system():
     at = go(with_example(), "teaching")
-    at.selectbox(key=state.TEACH_SYSTEM).set_value("Coulomb friction").run()
+    at.selectbox(key=state.TEACH_SYSTEM).set_value("System D").run()  # Coulomb friction, named at the reveal
     assert not at.exception
     assert any("Predicted relative standard errors" in m.value for m in at.markdown)
