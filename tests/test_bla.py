@@ -301,6 +301,8 @@ def test_silverbox_bla_and_verdict():
     summary = nonlinearity.evidence_summary(derive_missing(rec), broadband=b)
     assert "needs k3" in summary[0] and "above the noise" in summary[0]
     assert any("hardening" in s and "k3" in s for s in summary)
+    # the loops' reversal step is not friction: output error does not confirm it, and the verdict says so
+    assert any("does not confirm friction" in s for s in summary) and not any(s.startswith("friction:") for s in summary)
 
 
 # --------------------------------------------------------------------------- command line

@@ -188,7 +188,8 @@ def _hysteresis(rec: Record, hysteresis: HysteresisEvidence | None) -> Hysteresi
     return hysteresis
 
 
-def _hysteresis_findings(hysteresis: HysteresisEvidence | None, oe: OutputErrorCheck | None) -> tuple[str, ...]:
+def _hysteresis_findings(hysteresis: HysteresisEvidence | None, oe: OutputErrorCheck | None,
+                         force_unit: str) -> tuple[str, ...]:
     if hysteresis is None:
         return ()
     out = list(hysteresis.findings)
@@ -196,9 +197,12 @@ def _hysteresis_findings(hysteresis: HysteresisEvidence | None, oe: OutputErrorC
         if FRICTION_TERM not in oe.selected:
             gain = oe.gain(FRICTION_TERM)
             change = f"{100 * gain:.0f} %" if math.isfinite(gain) else "nothing"
-            out.append(f"the friction step is not confirmed by output error: adding {FRICTION_TERM} lowers the"
-                       f" RMSE by {change} (less than {100 * OE_IMPROVEMENT:.0f} %); it may come from the derived"
-                       " acceleration or the mass estimate rather than from friction")
+            # the loops' friction finding is replaced by the reconciled one
+            out = [f for f in out if not f.startswith("friction:")]
+            out.append(f"friction-like step: the restoring force steps by {hysteresis.step:.3g} {force_unit} at"
+                       f" velocity reversals, but output error does not confirm friction (adding {FRICTION_TERM}"
+                       f" lowers the RMSE by {change}, less than {100 * OE_IMPROVEMENT:.0f} %): the step more likely"
+                       " comes from the derived acceleration or the mass estimate; trust output error")
     return tuple(out)
 
 
@@ -347,4 +351,4 @@ def evidence_summary(
     sl = _slices(rec, slices)
     head = _headline(b, oe)
     return (*head, *bb, *harm, *oe_lines, *(sl.findings() if sl is not None else ()), *_model_findings(chk, oe, derived),
-            *_hysteresis_findings(hyst, oe))
+            *_hysteresis_findings(hyst, oe, rec.unit("f")))
