@@ -305,6 +305,7 @@ def test_fit_units_come_from_the_fit_not_from_si(volt_fit):
     titles = [_axis_title(fig, k) for k in ("yaxis", "yaxis2", "xaxis2")]
     assert titles == ["displacement [V]", "residual (simulated − measured) [V]", "time [s]"]
     assert not any("[m]" in t or "[N]" in t for t in titles)
+    assert all(" V at " in tr.hovertemplate and tr.hovertemplate.endswith(" s") for tr in fig.data)
     spectrum = F.fig_fit_spectrum(fit.records[0], channel="x", units=units)
     assert "V^2/Hz" in _axis_title(spectrum, "yaxis")
 

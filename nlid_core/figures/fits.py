@@ -28,6 +28,7 @@ from .common import (
     _finish,
     _label,
     _positive,
+    _text,
     decimate_for_plot,
 )
 
@@ -132,13 +133,16 @@ def fig_fit(
     t = sig.t
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06, row_heights=[0.65, 0.35])
     pairs = ((sig.measured, "measured", "#333", "solid"), (sig.predicted, sig.verb, COLORS[1], "dash"))
+    # values with their units in the hover box (units are user data: escaped)
+    hover = f"%{{y:.4g}} {_text(sig.unit)} at %{{x:.4g}} {_text(sig.units.get('t', 's'))}"
     for y, label, color, dash in pairs:
         td, yd = decimate_for_plot(t, y, mp)
         line = {"color": color, "width": 1.2, "dash": dash}
-        fig.add_trace(go.Scatter(x=td, y=yd, mode="lines", name=label, line=line), row=1, col=1)
+        fig.add_trace(go.Scatter(x=td, y=yd, mode="lines", name=label, line=line, hovertemplate=hover),
+                      row=1, col=1)
     td, rd = decimate_for_plot(t, sig.predicted - sig.measured, mp)
-    fig.add_trace(go.Scatter(x=td, y=rd, mode="lines", name="residual", line={"color": COLORS[0], "width": 1}),
-                  row=2, col=1)
+    fig.add_trace(go.Scatter(x=td, y=rd, mode="lines", name="residual", line={"color": COLORS[0], "width": 1},
+                             hovertemplate=hover), row=2, col=1)
     if sig.shade is not None:
         fig.add_vrect(x0=sig.shade[0], x1=sig.shade[1], fillcolor="#bbb", opacity=0.25, line_width=0,
                       annotation_text="initial state", annotation_position="top left")
