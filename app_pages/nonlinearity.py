@@ -52,21 +52,28 @@ with tab_bla:
                 " noise causes (over periods) and the spread that nonlinear distortion adds (over realisations of a"
                 " random-phase multisine). Periods and realisations are found from the force; set them by hand if"
                 " the automatic cut is wrong.")
-    manual = st.toggle("Set the period and transient by hand", key=state.NL_BLA_MANUAL)
+    manual = st.toggle("Set the cut by hand (period and transient, or segments)", key=state.NL_BLA_MANUAL)
     b = ev.broadband
     if manual:
-        c1, c2, c3 = st.columns(3)
         auto = ev.broadband.layout if ev.broadband is not None else None
-        period = c1.number_input("Period [samples]", min_value=8, max_value=max(rec.n, 8), step=1,
-                                 value=auto.period if auto is not None and auto.mode == "periodic" else min(rec.n, 1024),
-                                 key=state.NL_BLA_PERIOD)
-        transient = c2.number_input("Transient per realisation [samples]", min_value=0, max_value=max(rec.n - 1, 0),
-                                    step=1, value=auto.transient if auto is not None else 0,
-                                    key=state.NL_BLA_TRANSIENT)
-        segments = c3.number_input("Segments (input that does not repeat)", min_value=2, max_value=1000, step=1,
-                                   value=8, key=state.NL_BLA_SEGMENTS)
+        how = st.radio("Cut the record into", ["periods and realisations", "segments (the force does not repeat)"],
+                       horizontal=True, key=state.NL_BLA_CUT)
+        c1, c2 = st.columns(2)
         try:
-            b = cached.bla(cache.record_key(full), full, int(period), int(transient), int(segments))
+            if how.startswith("periods"):
+                period = c1.number_input(
+                    "Period [samples]", min_value=8, max_value=max(rec.n, 8), step=1,
+                    value=min(auto.period if auto is not None and auto.mode == "periodic" else 1024, rec.n),
+                    key=state.NL_BLA_PERIOD)
+                transient = c2.number_input("Transient per realisation [samples]", min_value=0,
+                                            max_value=max(rec.n - 1, 0), step=1,
+                                            value=auto.transient if auto is not None else 0,
+                                            key=state.NL_BLA_TRANSIENT)
+                b = cached.bla(cache.record_key(full), full, int(period), int(transient), 8)
+            else:
+                segments = c1.number_input("Segments", min_value=2, max_value=1000, step=1, value=8,
+                                           key=state.NL_BLA_SEGMENTS)
+                b = cached.bla(cache.record_key(full), full, None, None, int(segments), True)
         except NlidError as exc:
             st.error(f"No best linear approximation with these settings: {esc(exc)}")
             b = None

@@ -624,6 +624,7 @@ NL_BLA_MANUAL: Final = "nl_bla_manual"
 NL_BLA_PERIOD: Final = "nl_bla_period"
 NL_BLA_TRANSIENT: Final = "nl_bla_transient"
 NL_BLA_SEGMENTS: Final = "nl_bla_segments"
+NL_BLA_CUT: Final = "nl_bla_cut"
 NL_BLA_DOWNLOAD: Final = "nl_bla_download"
 
 # Model

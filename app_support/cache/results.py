@@ -122,9 +122,10 @@ def evidence(key: str, rec: Record) -> Evidence:
     return shared_cache().get_or_compute(("evidence", key), lambda: _evidence(rec))
 
 
-def bla(key: str, rec: Record, period: int | None, transient: int | None, n_segments: int) -> nonlinearity.BLA:
-    """Best linear approximation of ``rec`` with a given period, transient and segment count (``key``:
-    its :func:`record_key`); a bad setting raises the core's error."""
-    return shared_cache().get_or_compute(("bla", key, period, transient, n_segments),
+def bla(key: str, rec: Record, period: int | None, transient: int | None, n_segments: int,
+        segments: bool = False) -> nonlinearity.BLA:
+    """Best linear approximation of ``rec`` with a given period and transient, or by segment averaging over
+    ``n_segments`` segments (``key``: its :func:`record_key`); a bad setting raises the core's error."""
+    return shared_cache().get_or_compute(("bla", key, period, transient, n_segments, segments),
                                          lambda: nonlinearity.bla(rec, period=period, transient=transient,
-                                                                  n_segments=n_segments))
+                                                                  n_segments=n_segments, segments=segments))

@@ -138,8 +138,7 @@ class Layout:
     def describe(self, fs: float) -> str:
         """One line, e.g. ``"7 realisations × 1 period of 8192 samples (13.4 s), 502 transient samples skipped"``."""
         if self.mode == "segments":
-            return (f"{self.n_realisations} segments of {self.period} samples ({self.period / fs:.3g} s):"
-                    " the input does not repeat")
+            return f"{self.n_realisations} segments of {self.period} samples ({self.period / fs:.3g} s)"
         m, p = self.n_realisations, self.n_periods
         return (f"{m} realisation{'s' if m != 1 else ''} × {p} period{'s' if p != 1 else ''} of {self.period}"
                 f" samples ({self.period / fs:.3g} s), {self.transient} transient samples skipped")
@@ -265,7 +264,7 @@ def _drop_settling(y: FloatArray, start: int, period: int, n_periods: int) -> in
 
 def periodic_layout(
     u: FloatArray, y: FloatArray | None = None, *, period: int | None = None, transient: int | None = None,
-    n_segments: int = DEFAULT_SEGMENTS,
+    n_segments: int = DEFAULT_SEGMENTS, segments: bool = False,
 ) -> Layout:
     """Cut a record into realisations and periods (or into segments when the input does not repeat).
 
@@ -282,6 +281,8 @@ def periodic_layout(
         periods of each realisation (plus periods in which the output still settles).
     n_segments : int
         Segments for segment averaging when the input does not repeat.
+    segments : bool
+        Use segment averaging whatever the input (``period`` and ``transient`` are then ignored).
 
     Returns
     -------
@@ -296,12 +297,13 @@ def periodic_layout(
         transient = _check_int("transient", transient, 0, n - 1)
     auto = period is None
     notes: list[str] = []
-    per = detect_period(x) if period is None else period
+    per = None if segments else (detect_period(x) if period is None else period)
     if per is None:
         seg = n // n_segments
         if seg < 16:
-            raise DataValidationError(f"record too short for {n_segments} segments ({n} samples)")
-        notes.append(f"the input does not repeat: segment averaging over {n_segments} segments of {seg} samples")
+            raise DataValidationError(f"`n_segments`: record too short for {n_segments} segments ({n} samples)")
+        notes.append(f"segment averaging over {n_segments} segments of {seg} samples" if segments else
+                     f"the input does not repeat: segment averaging over {n_segments} segments of {seg} samples")
         return Layout(mode="segments", period=seg, n_periods=1, starts=tuple(i * seg for i in range(n_segments)),
                       transient=0, noise_source="none", auto=auto, notes=tuple(notes))
     runs = _match_runs(x, per)
@@ -654,7 +656,7 @@ def _segments(u: FloatArray, y: FloatArray, layout: Layout, fs: float) -> dict[s
 
 def bla(
     rec: Record, *, output: str = "x", period: int | None = None, transient: int | None = None,
-    n_segments: int = DEFAULT_SEGMENTS, progress: ProgressFn | None = None,
+    n_segments: int = DEFAULT_SEGMENTS, segments: bool = False, progress: ProgressFn | None = None,
 ) -> BLA:
     """Best linear approximation from the force to ``output``, with noise and distortion variances.
 
@@ -669,6 +671,8 @@ def bla(
         Samples skipped at the start of each realisation; None finds them.
     n_segments : int
         Segments for segment averaging when the force does not repeat.
+    segments : bool
+        Segment averaging whatever the force (``period`` and ``transient`` ignored).
     progress : callable or None
         ``progress(stage, fraction, message)``.
 
@@ -688,7 +692,7 @@ def bla(
     u = rec.f
     if progress is not None:
         progress("best linear approximation", 0.1, "finding periods and realisations")
-    layout = periodic_layout(u, y, period=period, transient=transient, n_segments=n_segments)
+    layout = periodic_layout(u, y, period=period, transient=transient, n_segments=n_segments, segments=segments)
     if progress is not None:
         progress("best linear approximation", 0.5, "spectra of every period")
     parts = _periodic(u, y, layout, rec.fs) if layout.mode == "periodic" else _segments(u, y, layout, rec.fs)
