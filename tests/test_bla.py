@@ -349,3 +349,12 @@ def test_frf_figure_fades_lines_that_are_not_valid(rng):
     assert faded and faded[0].opacity < 0.5
     phase = next(tr for tr in fig.data if tr.yaxis == "y2")
     assert np.isnan(np.asarray(phase.y, dtype=float)[np.asarray(phase.x) > h.band_hz[1]]).all()
+
+
+def test_one_realisation_of_several_periods_gives_the_noise_and_the_detection_lines():
+    rec, _, _ = wiener("cubic", m=1, p=5)
+    b = bla(rec)
+    assert b.layout.n_realisations == 1 and b.layout.noise_source == "periods"
+    assert b.has_noise and not b.has_total and b.nonlinear is None
+    text = " ".join(bla_findings(b))
+    assert "needs two or more realisations" in text and "odd-degree nonlinearity" in text
