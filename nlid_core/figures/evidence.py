@@ -475,13 +475,13 @@ def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go
             traces.append(("noise", b.level_db("noise"), COLORS[2], 1.0))
     for name, y, color, width in traces:
         yy = y[ex]
-        fig.add_trace(go.Scattergl(x=f, y=np.where(np.isfinite(yy), yy, np.nan), name=name,
+        fig.add_trace(go.Scatter(x=f, y=np.where(np.isfinite(yy), yy, np.nan), name=name,
                                    mode="markers" if name != "G (BLA)" else "lines",
                                    marker={"size": 3, "color": color}, line={"color": color, "width": width}),
                       row=1, col=1)
     fig.update_yaxes(title_text=_label("level", f"dB re 1 {b.unit}"), row=1, col=1)
     if show_phase:
-        fig.add_trace(go.Scattergl(x=f, y=b.phase_deg[ex], name="phase", mode="lines", showlegend=False,
+        fig.add_trace(go.Scatter(x=f, y=b.phase_deg[ex], name="phase", mode="lines", showlegend=False,
                                    line={"color": COLORS[0], "width": 1.2}), row=2, col=1)
         fig.update_yaxes(title_text=_label("phase", "deg"), row=2, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=rows, col=1)
@@ -522,10 +522,10 @@ def fig_detection_lines(b: BLA, *, height: int | None = None) -> go.Figure:
     fig = go.Figure()
     for name, sel, color in groups:
         if sel.any():
-            fig.add_trace(go.Scattergl(x=b.freq_hz[sel], y=level[sel], mode="markers", name=name,
+            fig.add_trace(go.Scatter(x=b.freq_hz[sel], y=level[sel], mode="markers", name=name,
                                        marker={"size": 3, "color": color}))
     if noise is not None:
-        fig.add_trace(go.Scattergl(x=b.freq_hz[k > 0], y=noise[k > 0], mode="lines", name="noise level",
+        fig.add_trace(go.Scatter(x=b.freq_hz[k > 0], y=noise[k > 0], mode="lines", name="noise level",
                                    line={"color": "black", "width": 1.2}))
     fig.update_xaxes(title_text=_label("frequency", "Hz"))
     fig.update_yaxes(title_text=_label(f"{b.output} per line", f"dB re 1 {b.y_unit}"))

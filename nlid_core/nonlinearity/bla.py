@@ -108,7 +108,8 @@ class Layout:
     starts : tuple of int
         First sample of the first period used in each realisation (of each segment).
     transient : int
-        Samples skipped at the start of each realisation (the largest over realisations); 0 for segments.
+        Samples skipped at the start of each realisation (the fewest over realisations, so that given back
+        as ``transient`` it keeps every realisation); 0 for segments.
     noise_source : str
         ``"periods"`` (spread over periods), ``"overlap"`` (a transient repeating the period's end),
         or ``"none"``.
@@ -141,7 +142,7 @@ class Layout:
             return f"{self.n_realisations} segments of {self.period} samples ({self.period / fs:.3g} s)"
         m, p = self.n_realisations, self.n_periods
         return (f"{m} realisation{'s' if m != 1 else ''} × {p} period{'s' if p != 1 else ''} of {self.period}"
-                f" samples ({self.period / fs:.3g} s), {self.transient} transient samples skipped")
+                f" samples ({self.period / fs:.3g} s), at least {self.transient} transient samples skipped")
 
 
 def _autocorrelation(u: FloatArray) -> FloatArray:
@@ -336,7 +337,7 @@ def periodic_layout(
             f" {transient if transient is not None else 'the detected'} samples")
     p_use = min(b[2] for b in blocks)
     starts = tuple(first + (p - p_use) * per for _, first, p, _ in blocks)
-    skipped = max(left + (p - p_use) * per for _, _, p, left in blocks)
+    skipped = min(left + (p - p_use) * per for _, _, p, left in blocks)
     overlap: list[tuple[int, int]] = []
     if p_use == 1:
         for a, first, p, left in blocks:
