@@ -180,15 +180,19 @@ except NlidError as exc_err:
     st.error(esc(exc_err))
 n_grid = len(amplitudes) * len(bands)
 length_ratio = duration * fs / max(current.n_samples, 1)
+stroke = 2 * defaults.x_peak if defaults.from_record else None  # beyond it the prior model is extrapolated
 st.caption(f"{n_grid} linear chirps ({', '.join(f'{a:.3g}' for a in amplitudes)} {fu} over"
-           f" {', '.join(f'{lo:g}-{hi:g}' for lo, hi in bands)} Hz), {duration:g} s at {fs:.6g} Hz. Takes"
+           f" {', '.join(f'{lo:g}-{hi:g}' for lo, hi in bands)} Hz), {duration:g} s at {fs:.6g} Hz"
+           + (f"; designs predicted to move beyond {stroke:.3g} {xu} (twice the record's largest displacement)"
+              " are skipped" if stroke else "") + ". Takes"
            f" {duration_text(design_seconds(current.seconds, 'search', n_grid, length_ratio=length_ratio))}"
            " (estimated from the prediction above).")
 if n_grid and st.button("Search chirp amplitudes and bands", key=state.DESIGN_SUGGEST):
     try:
         sug = jobs.run("design search", suggest_design, (model, values),
                        {"noise_sd": noise, "duration_s": duration, "fs_hz": fs, "amplitudes": amplitudes,
-                        "bands": bands, "force_unit": fu}, key=state.DESIGN_SUGGEST_JOB, progress_arg="progress")
+                        "bands": bands, "force_unit": fu, "max_displacement": stroke},
+                       key=state.DESIGN_SUGGEST_JOB, progress_arg="progress")
     except (NlidError, jobs.JobError) as exc_err:
         st.error(f"The design search could not run: {esc(exc_err)}")
     else:
