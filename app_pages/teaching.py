@@ -5,9 +5,9 @@ import dataclasses
 import streamlit as st
 
 from app_support import friction as fr
-from app_support import jobs, state, tables
+from app_support import cache, jobs, state, tables
 from app_support.text import esc
-from nlid_core import figures, nonlinearity
+from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.examples import SEED_TRUTH, ExampleSpec, generate
@@ -106,8 +106,14 @@ rec = demo["record"]
 st.plotly_chart(figures.fig_record(rec), key="teach_record")
 
 st.markdown("#### 4. Look for nonlinearity")
-for line in nonlinearity.evidence_summary(rec):
-    st.markdown(f"- {esc(line)}")
+try:
+    with st.spinner("Looking for nonlinearity (best linear approximation, restoring force, output-error term check)..."):
+        summary = cache.evidence(cache.record_key(rec), rec).summary
+except NlidError as exc:
+    st.error(f"Analysis failed: {esc(exc)}")
+else:
+    for line in summary:
+        st.markdown(f"- {esc(line)}")
 st.plotly_chart(figures.fig_hysteresis(rec, against="x"), key="teach_loop")
 
 st.markdown("#### 5. A linear model first")
