@@ -91,6 +91,27 @@ def residual(measured: ArrayLike, predicted: ArrayLike, *, start: int = 0) -> Fl
     return y_hat[int(start):] - y[int(start):]
 
 
+#: Relative errors above this (as a percentage) are written as a bound: the digits would mean nothing.
+PERCENT_CAP = 1e4
+
+
+def percent_text(fraction: float, decimals: int = 2) -> str:
+    """A relative error (0.05 = 5 %) as a percentage without the sign: ``"5.00"``, ``"231"``, ``">10000"``.
+
+    Below 100 % with ``decimals`` decimals, up to :data:`PERCENT_CAP` rounded to whole percent, beyond it
+    as a bound (a standard error 10^19 times its estimate says "undetermined", not a number); ``"inf"``
+    when not finite.
+    """
+    if not math.isfinite(fraction):
+        return "inf"
+    pct = 100.0 * abs(fraction)
+    if pct >= PERCENT_CAP:
+        return f">{PERCENT_CAP:.0f}"
+    if pct >= 100.0:
+        return f"{pct:.0f}"
+    return f"{pct:.{decimals}f}"
+
+
 def relative_error(error: ArrayLike, value: ArrayLike) -> FloatArray:
     """``|error| / |value|`` elementwise, infinite where ``value`` is 0 (e.g. relative standard errors).
 

@@ -22,7 +22,7 @@ import numpy as np
 from ._version import __version__
 from .estimate import FitResult
 from .identifiability import rank_summary
-from .metrics import residual_kind
+from .metrics import percent_text, residual_kind
 from .validation import ValidationResult
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text"]
@@ -128,7 +128,7 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
     hdr = f"  {'param':6s} {'value':>13s} {'± stderr':>11s} {'rel':>8s}   {'95 % interval':>27s}  {'unit':12s} flags"
     lines.append(hdr)
     for e in fit.estimates:
-        rel = f"{100 * e.rel_stderr:.2f}%" if math.isfinite(e.rel_stderr) else "inf"
+        rel = f"{percent_text(e.rel_stderr)}%" if math.isfinite(e.rel_stderr) else "inf"
         ci = f"[{_fmt(e.ci[0])}, {_fmt(e.ci[1])}]"
         lines.append(
             f"  {e.name:6s} {_fmt(e.value, 7):>13s} {_fmt(e.stderr, 3):>11s} {rel:>8s}   {ci:>27s}"
@@ -213,7 +213,7 @@ def html_report(
     rows = "".join(
         "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in (
             e.name, e.value, e.stderr if e.vary else "fixed", e.ci[0] if e.vary else "", e.ci[1] if e.vary else "",
-            f"{100 * e.rel_stderr:.2f} %" if e.vary and math.isfinite(e.rel_stderr) else "", unit_text(e.unit),
+            f"{percent_text(e.rel_stderr)} %" if e.vary and math.isfinite(e.rel_stderr) else "", unit_text(e.unit),
             ", ".join(e.flags))) + "</tr>"
         for e in fit.estimates
     )

@@ -86,3 +86,14 @@ def test_validation_from_the_fits_state_refuses_a_record_the_fit_did_not_use(see
     shifted = seed_record.replace(x=seed_record.x + 1e-6)
     with pytest.raises(DataValidationError, match="with these samples"):
         validate(seed_fit, shifted, init="fit", n_init=0)
+
+
+def test_percent_text_caps_meaningless_digits():
+    from nlid_core.metrics import percent_text
+
+    assert percent_text(0.0004) == "0.04"
+    assert percent_text(0.0686) == "6.86"
+    assert percent_text(2.31) == "231"
+    assert percent_text(1.1e17) == ">10000"
+    assert percent_text(float("inf")) == "inf"
+    assert percent_text(0.5, 0) == "50"

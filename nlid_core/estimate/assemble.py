@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ModelSpecError
 from ..identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty
-from ..metrics import ChannelMetrics, channel_metrics
+from ..metrics import ChannelMetrics, channel_metrics, percent_text
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
@@ -82,7 +82,7 @@ def _flags_and_estimates(
             notes.append("the data do not determine it (rank-deficient direction)")
         elif rse > RSE_LIMIT or ci[0] <= 0 <= ci[1]:
             flags.append("unidentifiable")
-            reason = f"relative standard error {100 * rse:.0f} %" if rse > RSE_LIMIT else "interval contains zero"
+            reason = f"relative standard error {percent_text(rse, 0)} %" if rse > RSE_LIMIT else "interval contains zero"
             notes.append(f"practically unidentifiable: {reason}")
         partners = [(b if a == p.name else a, rho) for a, b, rho in pairs if p.name in (a, b)]
         if partners:
