@@ -145,7 +145,7 @@ for lab, e in candidates:
     digest.update(lab.encode())
     digest.update(np.ascontiguousarray(e.force).tobytes())
 inputs = digest.hexdigest()
-kept = st.session_state.setdefault(state.DESIGN_KEPT, {})  # survives reruns: predictions and the last suggestion
+kept = state.widget_value(state.DESIGN_KEPT, {})  # a dict in session state: predictions and the last suggestion
 if kept.get("predictions", ("",))[0] != inputs:
     try:
         kept["predictions"] = (inputs, jobs.run(
