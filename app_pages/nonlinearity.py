@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from app_support import cache, state, tables
+from app_support import cache, jobs, state, tables
 from app_support.cache import results as cached
+from app_support.evidence import compute_evidence
 from app_support.text import esc
 from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
@@ -12,6 +13,7 @@ from nlid_core.figures import evidence as evfig
 
 st.title("Nonlinearity")
 state.show_notice()
+jobs.prestart()
 recs = state.require_records()
 left, right = st.columns([5, 6], gap="medium")
 with left:
@@ -24,9 +26,10 @@ except NlidError as exc:
     st.stop()
 
 try:
-    with left, st.spinner("Analysing the record (spectra, best linear approximation, output-error check)..."):
-        ev = cache.evidence(cache.record_key(full), full)
-except NlidError as exc:
+    with left:
+        ev = cache.evidence(cache.record_key(full), full, run=lambda r: jobs.run(
+            "nonlinearity evidence", compute_evidence, (r,), key=state.NL_EVIDENCE_JOB, progress_arg="progress"))
+except (NlidError, jobs.JobError) as exc:
     st.error(f"Analysis failed: {esc(exc)}")
     st.stop()
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from app_support import friction as fr
 from app_support import cache, jobs, state, tables
+from app_support.evidence import compute_evidence
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -107,9 +108,9 @@ st.plotly_chart(figures.fig_record(rec), key="teach_record")
 
 st.markdown("#### 4. Look for nonlinearity")
 try:
-    with st.spinner("Looking for nonlinearity (best linear approximation, restoring force, output-error term check)..."):
-        summary = cache.evidence(cache.record_key(rec), rec).summary
-except NlidError as exc:
+    summary = cache.evidence(cache.record_key(rec), rec, run=lambda r: jobs.run(
+        "nonlinearity evidence", compute_evidence, (r,), key=state.TEACH_EVIDENCE_JOB, progress_arg="progress")).summary
+except (NlidError, jobs.JobError) as exc:
     st.error(f"Analysis failed: {esc(exc)}")
 else:
     for line in summary:

@@ -4,20 +4,21 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
 
 from nlid_core import nonlinearity
-from nlid_core.errors import NlidError
-from nlid_core.nonlinearity.hysteresis import HysteresisEvidence, hysteresis_evidence
 from nlid_core.examples import make_example
 from nlid_core.io import load_record
 from nlid_core.record import Record
 from nlid_core.signals import derive_missing
 
+from ..evidence import Evidence, compute_evidence
 from .housekeeping import shared_cache
+
+_MISSING = object()
 
 SILVERBOX_FS = 1e7 / 2**14
 REPO = Path(__file__).resolve().parents[2]
@@ -63,63 +64,20 @@ def derived_from_x(key: str, method: str, rec: Record) -> Record:
         lambda: derive_missing(rec.replace(v=None, a=None, derived=()), method=method))
 
 
-@dataclass(frozen=True, kw_only=True)
-class Evidence:
-    """The nonlinearity evidence of one record (what the Nonlinearity page shows)."""
-
-    summary: tuple[str, ...]
-    spectrum: nonlinearity.Spectrum
-    harmonics: nonlinearity.HarmonicAnalysis
-    spectrogram: nonlinearity.Spectrogram
-    restoring: nonlinearity.RestoringForce
-    check: nonlinearity.LinearCheck
-    band: tuple[float, float]
-    broadband: nonlinearity.BLA | None = None
-    broadband_error: str = ""
-    output_check: nonlinearity.OutputErrorCheck | None = None
-    slices: nonlinearity.RestoringSlices | None = None
-
-
-def _evidence(rec: Record) -> Evidence:
-    harmonics = nonlinearity.harmonic_distortion(rec)
-    check = nonlinearity.linear_fit_check(rec)
-    try:
-        hyst: HysteresisEvidence | None = hysteresis_evidence(rec)
-    except NlidError:
-        hyst = None
-    broadband, broadband_error = None, ""
-    try:
-        broadband = nonlinearity.bla(rec)
-    except NlidError as exc:
-        broadband_error = str(exc)
-    restoring = nonlinearity.restoring_force(rec)
-    try:
-        slices: nonlinearity.RestoringSlices | None = nonlinearity.restoring_slices(restoring)
-    except NlidError:
-        slices = None
-    oe = nonlinearity.term_check(rec, hysteresis=hyst)
-    summary = nonlinearity.evidence_summary(rec, harmonics=harmonics, check=check, hysteresis=hyst,
-                                            broadband=broadband, output_check=oe, run_output_check=False,
-                                            slices=slices)
-    return Evidence(
-        summary=tuple(summary),
-        spectrum=nonlinearity.spectrum(rec),
-        harmonics=harmonics,
-        spectrogram=nonlinearity.spectrogram(rec, channel="x"),
-        restoring=restoring,
-        check=check,
-        band=nonlinearity.excitation_band(rec),
-        broadband=broadband,
-        broadband_error=broadband_error,
-        output_check=oe,
-        slices=slices,
-    )
-
-
-def evidence(key: str, rec: Record) -> Evidence:
+def evidence(key: str, rec: Record, run: Callable[[Record], Evidence] | None = None) -> Evidence:
     """Best linear approximation, harmonics, spectra, restoring force (and its slices), the output-error
-    term check and the equation-error check of ``rec`` (``key``: its :func:`record_key`)."""
-    return shared_cache().get_or_compute(("evidence", key), lambda: _evidence(rec))
+    term check and the equation-error check of ``rec`` (``key``: its :func:`record_key`).
+
+    ``run(rec)`` computes it when it is not cached (a page passes one that runs
+    :func:`app_support.evidence.compute_evidence` as a job with progress and Cancel); by default it is
+    computed here.
+    """
+    hit = shared_cache().get(("evidence", key), _MISSING)
+    if hit is not _MISSING:
+        return hit  # type: ignore[no-any-return]
+    value = run(rec) if run is not None else compute_evidence(rec)
+    shared_cache().put(("evidence", key), value)
+    return value
 
 
 def bla(key: str, rec: Record, period: int | None, transient: int | None, n_segments: int,
