@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import resource
 import threading
 import time
@@ -193,9 +194,10 @@ def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monke
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120).run()
     at.button(key="load_example").click().run()
     at.switch_page("app_pages/identify.py").run()
+    before = len(pids)  # other pages may have run jobs of their own (the Nonlinearity page's evidence)
     at.button(key="run_identification").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert pids and pids[-1] != os.getpid()
+    assert len(pids) == before + 1 and pids[-1] != os.getpid()
     runs = at.session_state[state.RUNS]
     assert len(runs) == 1 and runs[0].result.success
     assert at.dataframe[0].value["parameter"].tolist() == TERMS.split(",")
@@ -204,7 +206,7 @@ def test_identify_page_runs_in_a_worker_and_a_cancel_keeps_earlier_results(monke
     monkeypatch.setattr(jobs.page, "_yield_check", lambda: _raise_stop)
     at.button(key="run_identification").click().run()
     monkeypatch.undo()
-    assert len(pids) == 2 and gone(pids[-1])
+    assert len(pids) == before + 2 and gone(pids[-1])
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     notices = [i.value.replace("\\", "") for i in at.info]  # shown escaped
@@ -228,8 +230,10 @@ def test_a_study_in_a_worker_reports_each_refit(seed_record):
     assert sc.success and sc.base.start == "given fit"
     messages = [u.message for u in updates]
     assert {u.stage for u in updates} == {"structure"}
-    assert any(m.startswith("refit without k3 (") for m in messages)
-    assert any(m.startswith("refit with f0 (7 of 7)") for m in messages)
+    # the worker sends at most one message per 0.1 s of a stage, so not every step's message arrives
+    steps = {int(m.group(1)) for m in (re.match(r"refit .* \((\d) of 7\)", x) for x in messages) if m}
+    assert len(steps) >= 3, messages
+    assert messages[-1] == "6 variants fitted"  # 5 removed, f0 added; step 1 of 7 is the base
     fractions = [u.fraction for u in updates]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 
