@@ -74,7 +74,7 @@ amp = c4.number_input(f"Amplitude [{fu}] (peak; rms for multisine)", min_value=0
 c5, c6, c7 = st.columns(3)
 duration = c5.number_input("Duration [s]", min_value=0.5, value=defaults.duration_s,
                            key=state.key_for(state.DESIGN_DURATION, ctx))
-fs = c6.number_input("Sampling rate [Hz]", min_value=10.0, value=defaults.fs_hz, format="%.6g",
+fs = c6.number_input("Sampling rate [Hz]", min_value=10.0, value=defaults.fs_hz, format="%.10g",
                      key=state.key_for(state.DESIGN_FS, ctx))
 steps = int(c7.number_input("Steps (stepped sine / amplitude levels)", min_value=2, max_value=50, value=8,
                             key=state.DESIGN_STEPS))
@@ -103,7 +103,7 @@ m1c.metric("peak", f"{exc.peak:.3g} {fu}")
 m2c.metric("rms", f"{exc.rms:.3g} {fu}")
 m3c.metric("crest factor", f"{exc.crest_factor:.2f}")
 m4c.metric("samples", f"{exc.n_samples:,}")
-label = f"{kind} {f0:g}-{f1:g} Hz, {amp:.4g} {fu}, {duration:g} s at {fs:.6g} Hz"
+label = f"{kind} {f0:g}-{f1:g} Hz, {amp:.4g} {fu}, {duration:g} s at {fs:.10g} Hz"
 b1, b2 = st.columns(2)
 b1.download_button("Signal for the shaker controller (CSV)", exc.to_frame().to_csv(index=False).encode(),
                    file_name="excitation.csv", mime="text/csv", key=state.DESIGN_DOWNLOAD)
@@ -182,7 +182,7 @@ n_grid = len(amplitudes) * len(bands)
 length_ratio = duration * fs / max(current.n_samples, 1)
 stroke = 2 * defaults.x_peak if defaults.from_record else None  # beyond it the prior model is extrapolated
 st.caption(f"{n_grid} linear chirps ({', '.join(f'{a:.3g}' for a in amplitudes)} {fu} over"
-           f" {', '.join(f'{lo:g}-{hi:g}' for lo, hi in bands)} Hz), {duration:g} s at {fs:.6g} Hz"
+           f" {', '.join(f'{lo:g}-{hi:g}' for lo, hi in bands)} Hz), {duration:g} s at {fs:.10g} Hz"
            + (f"; designs predicted to move beyond {stroke:.3g} {xu} (twice the record's largest displacement)"
               " are skipped" if stroke else "") + ". Takes"
            f" {duration_text(design_seconds(current.seconds, 'search', n_grid, length_ratio=length_ratio))}"
@@ -196,7 +196,7 @@ if n_grid and st.button("Search chirp amplitudes and bands", key=state.DESIGN_SU
     except (NlidError, jobs.JobError) as exc_err:
         st.error(f"The design search could not run: {esc(exc_err)}")
     else:
-        kept["suggestion"] = (inputs, sug, fu, f"noise {noise:.3g} {xu}, {duration:g} s at {fs:.6g} Hz")
+        kept["suggestion"] = (inputs, sug, fu, f"noise {noise:.3g} {xu}, {duration:g} s at {fs:.10g} Hz")
 if "suggestion" in kept:
     made_for, sug, sug_unit, what = kept["suggestion"]
     with st.container(key="design_suggestion", border=True):

@@ -477,7 +477,7 @@ def design_defaults(record: Record | None = None, fit: FitResult | None = None) 
         noise = float(np.sqrt(np.mean(x * x))) / 100 or 1e-6
         noise_from = "1 % of the record's displacement rms"
     xu, fu = record.unit("x"), record.unit("f")
-    msg = (f"from record {record.name}: force in {fu}, displacement in {xu}, {fs:g} Hz sampling, amplitude"
+    msg = (f"from record {record.name}: force in {fu}, displacement in {xu}, {fs:.10g} Hz sampling, amplitude"
            f" {amp:g} {fu} (its peak force), band {lo:g}-{hi:g} Hz (its force spectrum), noise {_round2(noise):g} {xu}"
            f" ({noise_from})")
     return DesignDefaults(success=True, message=msg, from_record=True, force_unit=fu, x_unit=xu, fs_hz=fs,
