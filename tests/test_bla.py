@@ -156,6 +156,17 @@ def test_random_input_falls_back_to_segment_averaging(rng):
     assert "cannot tell them apart" in bla_findings(b)[0]
 
 
+def test_silent_stretches_are_not_a_period(rng):
+    # noise between stretches of zero input (a test rig idle before, between and after two runs): the
+    # zeros repeat at any lag, but the input does not repeat
+    zeros = np.zeros(3000)
+    u = np.concatenate([zeros, rng.standard_normal(6000), zeros, rng.standard_normal(6000), zeros])
+    assert detect_period(u) is None
+    # the same bursts repeated are a period
+    burst = np.concatenate([zeros, rng.standard_normal(6000)])
+    assert detect_period(np.tile(burst, 3)) == burst.size
+
+
 def test_a_sweep_or_a_tone_is_not_taken_for_a_multisine_period(seed_record):
     assert detect_period(seed_record.f) is None
     t = np.arange(4000) / FS

@@ -82,6 +82,7 @@ from .thresholds import (
     ODD_TOLERANCE,
     PERIOD_MATCH,
     PERIOD_MIN_CORR,
+    SILENT_FRACTION,
 )
 
 __all__ = ["Layout", "BLA", "detect_period", "periodic_layout", "bla", "bla_findings"]
@@ -156,7 +157,8 @@ def _autocorrelation(u: FloatArray) -> FloatArray:
 
 def _match_runs(u: FloatArray, period: int) -> list[tuple[int, int]]:
     """Runs ``[a, b)`` of samples with ``u[i] ≈ u[i + period]`` (smoothed difference power below
-    ``PERIOD_MATCH`` of the signal power), short gaps bridged, at least ``MIN_OVERLAP_SAMPLES`` long."""
+    ``PERIOD_MATCH`` of the signal power, and the signal power above ``SILENT_FRACTION`` of the record's),
+    short gaps bridged, at least ``MIN_OVERLAP_SAMPLES`` long."""
     if period >= u.size:
         return []
     x = u - u.mean()
@@ -166,7 +168,9 @@ def _match_runs(u: FloatArray, period: int) -> list[tuple[int, int]]:
     kernel = np.ones(w) / w
     ds = np.convolve(d, kernel, mode="same")
     ss = np.convolve(s, kernel, mode="same")
-    match = ds < PERIOD_MATCH * 0.5 * ss
+    # silent stretches (a zero input before or between tests) repeat trivially: they are not a period
+    loud = ss > 2.0 * SILENT_FRACTION * float(np.mean(x**2))
+    match = (ds < PERIOD_MATCH * 0.5 * ss) & loud
     if not match.any():
         return []
     edges = np.flatnonzero(np.diff(np.concatenate(([0], match.astype(np.int8), [0]))))

@@ -106,6 +106,9 @@ PERIOD_MIN_CORR = 0.02
 #: ... and samples one period apart match: their smoothed difference power is below this fraction
 #: of the signal power.
 PERIOD_MATCH = 0.1
+#: ... over stretches whose power is at least this fraction of the record's mean power (a silent
+#: stretch, e.g. a zero input between two tests, repeats trivially).
+SILENT_FRACTION = 0.01
 #: Shortest period searched (samples).
 MIN_PERIOD = 32
 #: Segments of a non-periodic record for segment averaging of the BLA.
