@@ -86,6 +86,8 @@ def _inflation(fit: FitResult) -> float:
     n = r.size
     spec = np.fft.rfft(r, 2 * n)
     acf = np.fft.irfft(spec * np.conj(spec))[: min(n, 2000)]
+    if not (math.isfinite(acf[0]) and acf[0] > 0):  # residuals so small their squares underflow, or not finite
+        return 1.0
     acf = acf / acf[0]
     neg = np.flatnonzero(acf[1:] <= 0)
     stop = int(neg[0]) + 1 if neg.size else acf.size
