@@ -228,7 +228,7 @@ if st.button("Run the Monte Carlo check", key=state.DESIGN_RUN_MC):
 mc = state.monte_carlo()
 if mc is not None:
     if mc.success:
-        st.dataframe(tables.monte_carlo_table(mc), hide_index=True, key="mc_table")
+        tables.show(tables.monte_carlo_table(mc), key="mc_table")
         st.markdown(f"{mc.n_ok} of {mc.n_runs} runs converged; worst agreement: {mc.worst_parameter}"
                     f" (ratio {mc.worst_ratio:.2f}).")
     else:

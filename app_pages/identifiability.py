@@ -74,7 +74,7 @@ with st.container(key="identifiability_summary", border=True):
         for w in study.weak_directions:
             st.markdown(f"- weak direction: {esc(w)}")
         st.caption(f"Scaled condition number {study.condition_number:.3g}.")
-        st.dataframe(tables.sensitivity_table(study), hide_index=True, key="sens_table")
+        tables.show(tables.sensitivity_table(study), key="sens_table")
         st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
 
 tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
@@ -115,8 +115,8 @@ with tab_multi:
     if ms is not None:
         st.markdown(f"{ms.n_at_best} of {len(ms.costs)} starts reached the best cost ({ms.best_cost:.6g}).")
         ends, spread = tables.multistart_tables(ms)
-        st.dataframe(ends, key="multistart_table")
-        st.dataframe(spread, hide_index=True, key="multistart_spread")
+        tables.show(ends, key="multistart_table", index=True)
+        tables.show(spread, key="multistart_spread")
 with tab_reg:
     st.markdown("Tikhonov prior λ‖D(θ − θ0)‖²: choose θ0 and a λ range; the L-curve corner is a good λ.")
     prior_df = st.data_editor(pd.DataFrame({"parameter": free, "prior θ0": [fit.values[n] for n in free]}),
@@ -140,9 +140,9 @@ with tab_reg:
             st.markdown(f"Suggested λ = {path.suggested_lambda:.3g} (corner of the L-curve).")
             table, errors = tables.regularisation_tables(path)
             st.markdown("Estimates along the path (equation error):")
-            st.dataframe(table, hide_index=True, key="reg_table")
+            tables.show(table, key="reg_table")
             st.markdown("Relative standard errors [%] along the path (the prior adds information):")
-            st.dataframe(errors, hide_index=True, key="reg_stderr_table")
+            tables.show(errors, key="reg_stderr_table")
         else:
             st.error(esc(path.message))
 with tab_struct:
@@ -165,7 +165,7 @@ with tab_struct:
             st.error(esc(sc.message))
         for line in sc.recommendations:
             st.markdown(f"- {esc(line)}")
-        st.dataframe(tables.structure_table(sc), hide_index=True, key="struct_table")
+        tables.show(tables.structure_table(sc), key="struct_table", fmt="%.6g")
         starts = {v.label: v.start for v in sc.variants if v.start != "base estimate"}
         st.caption(f"Took {sc.seconds:.3g} s. Each variant was fitted by output error from this run's estimate"
                    + (" (" + "; ".join(f"{esc(k)}: {esc(v)}" for k, v in starts.items()) + ")" if starts else "")

@@ -92,4 +92,4 @@ if chosen != run.id:
     st.rerun()
 compare = st.multiselect("Compare runs side by side", ids, default=ids[-2:], key=state.IDENTIFY_COMPARE_RUNS)
 if compare:
-    st.dataframe(tables.compare_table([r for r in history if r.id in compare]), key="compare_table")
+    tables.show(tables.compare_table([r for r in history if r.id in compare]), key="compare_table", index=True)

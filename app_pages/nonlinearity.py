@@ -89,7 +89,7 @@ with tab_bla:
         st.plotly_chart(evfig.fig_bla(b), key="bla_fig")
         if b.layout.mode == "periodic":
             st.plotly_chart(evfig.fig_detection_lines(b), key="detection_fig")
-            st.dataframe(tables.detection_table(b), hide_index=True, key="detection_table")
+            tables.show(tables.detection_table(b), key="detection_table")
         else:
             st.caption("Segment averaging: the spread mixes noise, nonlinear distortion and leakage. A periodic"
                        " random-phase multisine (several periods, several realisations) separates them.")
@@ -107,10 +107,10 @@ with tab_check:
     else:
         for line in oe.findings():
             st.markdown(f"- {esc(line)}")
-        st.dataframe(tables.output_check_table(oe), hide_index=True, key="output_check_table")
+        tables.show(tables.output_check_table(oe), key="output_check_table")
         st.caption(f"Took {oe.elapsed_s:.1f} s.")
     st.markdown("**Equation-error fits: does one nonlinear term explain much more of the force?**")
-    st.dataframe(tables.linear_check_table(ev.check), hide_index=True, key="linear_check")
+    tables.show(tables.linear_check_table(ev.check), key="linear_check")
 with tab_loops:
     color = st.radio("Colour by", ["time", "amplitude"], horizontal=True, key=state.NL_LOOP_COLOR)
     left, right = st.columns(2)
@@ -158,7 +158,7 @@ with tab_spectra:
         else:
             st.caption("For a steady two-tone force, a linear system answers only at the two tones; harmonics and"
                        " intermodulation products p·f1 + q·f2 above about -40 dB point to a nonlinearity.")
-            st.dataframe(tables.two_tone_table(lines), hide_index=True, key="two_tone_table")
+            tables.show(tables.two_tone_table(lines), key="two_tone_table")
 with tab_levels:
     if len(recs) < 2:
         st.info("Load records at several excitation levels to compare their FRFs (a shifting resonance or"
@@ -178,8 +178,8 @@ with tab_levels:
                 st.markdown(f"- {esc(line)}")
             if len(levels) > 1:
                 st.plotly_chart(figures.fig_equivalent_linear(levels), key="eqlin_fig")
-            st.dataframe(tables.equivalent_linear_table(levels), hide_index=True, key="eqlin_table")
-            st.dataframe(tables.equivalent_linear_se_table(levels), hide_index=True, key="eqlin_se_table")
+            tables.show(tables.equivalent_linear_table(levels), key="eqlin_table")
+            tables.show(tables.equivalent_linear_se_table(levels), key="eqlin_se_table")
 with tab_linear:
     st.markdown("A linear model m0·ẍ + c1·ẋ + k1·x = f fitted to this record by output error, to see where it"
                 " fails and why nonlinear terms are needed.")

@@ -146,9 +146,10 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
     return cfg
 
 
-def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g") -> None:
-    """``st.dataframe`` without the index, numbers formatted with ``fmt``, empty cells shown as :data:`EMPTY`."""
-    st.dataframe(frame, hide_index=True, key=key, column_config=number_format(frame, fmt),  # type: ignore[arg-type]
+def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g", *, index: bool = False) -> None:
+    """``st.dataframe`` (without the index unless ``index``), numbers formatted with ``fmt``, empty cells
+    shown as :data:`EMPTY`."""
+    st.dataframe(frame, hide_index=not index, key=key, column_config=number_format(frame, fmt),  # type: ignore[arg-type]
                  placeholder=EMPTY)
 
 

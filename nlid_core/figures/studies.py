@@ -112,12 +112,15 @@ def fig_sensitivity(study: Any, *, title: str | None = None) -> go.Figure:
                         horizontal_spacing=0.1)
     fig.add_trace(go.Heatmap(x=t_mid, y=names, z=share(we), colorscale="Viridis", showscale=False), row=1, col=1)
     fig.add_trace(go.Heatmap(x=f_mid, y=names, z=share(be), colorscale="Viridis",
-                             colorbar={"title": {"text": _label("share of the parameter's information", "%")}}),
+                             colorbar={"title": {"text": _label("share of information", "%"), "side": "right"},
+                                       "thickness": 14}),
                   row=1, col=2)
-    fig.update_xaxes(title_text=_label("position in the record (records side by side)", "%"), row=1, col=1)
+    fig.update_xaxes(title_text=_label("position in the record", "%"), row=1, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=1, col=2)
-    fig.update_yaxes(title_text=_label("parameter", "-"), row=1, col=1)
-    return _finish(fig, title or "which parts of the record carry the information on each parameter", height=380)
+    fig.update_yaxes(title_text="parameter", row=1, col=1)
+    caption = "records side by side" if n_rec > 1 else ""
+    return _finish(fig, title or "which parts of the record carry the information on each parameter"
+                   + (f" ({caption})" if caption else ""), height=380)
 
 
 def fig_profile(profile: Any, *, unit: str = "", title: str | None = None) -> go.Figure:
