@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ._cli_common import share_options
+
 __all__ = ["add_evidence_parser", "run_evidence", "format_evidence_report"]
 
 #: Options of ``identify`` that ``nonlinearity`` takes as they are (loading the record).
@@ -38,9 +40,7 @@ def add_evidence_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     nl.add_argument("--bla-csv", metavar="OUT", help="write the BLA table (one row per line) as CSV")
     nl.add_argument("--no-output-check", action="store_true", help="skip the output-error term check")
     nl.add_argument("--json", metavar="OUT", help="write the verdict and the BLA levels as JSON")
-    for action in identify._actions:
-        if action.dest in SHARED_OPTIONS:
-            nl._add_action(action)
+    share_options(nl, identify, SHARED_OPTIONS)
 
 
 def _db(v: float) -> str:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ._cli_common import share_options
 from .errors import NlidError
 
 __all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
@@ -38,9 +39,7 @@ def add_friction_parser(sub: argparse._SubParsersAction[Any], identify: argparse
                     help="shortest accepted plateau after settling (s, default 0.2)")
     fi.add_argument("--json", metavar="OUT", help="write the result as JSON")
     fi.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    for action in identify._actions:
-        if action.dest in SHARED_OPTIONS:
-            fi._add_action(action)
+    share_options(fi, identify, SHARED_OPTIONS)
 
 
 def _fmt(v: float) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._cli_common import share_options
 from .errors import NlidError
 from .models import TermModel
 from .params import ParameterSet
@@ -63,9 +64,7 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     sim.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
     sim.add_argument("--out", required=True, help="output CSV file")
     sim.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    for action in identify._actions:
-        if action.dest in SHARED_OPTIONS:
-            sim._add_action(action)
+    share_options(sim, identify, SHARED_OPTIONS)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._cli_common import share_options
 from .errors import NlidError
 from .record import Record
 from .segments import SEGMENT_UNITS, SegmentError, parse_segment, segment_rows, split_record
@@ -51,9 +52,7 @@ def add_split_parser(sub: argparse._SubParsersAction[Any], identify: argparse.Ar
     sp.add_argument("--by", choices=SEGMENT_UNITS, default="rows", help="bounds as rows (default) or seconds")
     sp.add_argument("--out", required=True, metavar="DIR", help="directory for the parts (created if missing)")
     sp.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    for action in identify._actions:
-        if action.dest in SHARED_OPTIONS:
-            sp._add_action(action)
+    share_options(sp, identify, SHARED_OPTIONS)
 
 
 def write_part(rec: Record, path: Path) -> Path:
