@@ -1,12 +1,9 @@
 """Excitation design: generate test signals, predict the parameter uncertainty they give, check it."""
 
-import hashlib
-
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from app_support import jobs, state, tables
+from app_support import cache, jobs, state, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -140,12 +137,8 @@ if not noise > 0:
 
 designs = state.designs()
 candidates = [(label, exc)] + [d for d in designs if d[0] != label]
-digest = hashlib.sha1(repr((model.terms, sorted(values.items()), noise)).encode())
-for lab, e in candidates:
-    digest.update(lab.encode())
-    digest.update(np.ascontiguousarray(e.force).tobytes())
-inputs = digest.hexdigest()
-kept = state.widget_value(state.DESIGN_KEPT, {})  # a dict in session state: predictions and the last suggestion
+inputs = cache.designs_key(model.terms, values, noise, [(lab, e.force) for lab, e in candidates])
+kept = state.design_kept()
 if kept.get("predictions", ("",))[0] != inputs:
     try:
         kept["predictions"] = (inputs, jobs.run(

@@ -490,6 +490,12 @@ def teaching() -> dict[str, object]:
     return st.session_state.setdefault(TEACHING, {})  # type: ignore[no-any-return]
 
 
+def design_kept() -> dict[str, object]:
+    """The Excitation design page's predictions and last suggestion, with the inputs they were made for
+    (see :data:`DESIGN_KEPT`)."""
+    return st.session_state.setdefault(DESIGN_KEPT, {})  # type: ignore[no-any-return]
+
+
 def reset_widget(key: str) -> None:
     """Forget a widget's value (it shows its default on the next run); ``key`` is one of the keys below."""
     st.session_state.pop(key, None)

@@ -51,7 +51,7 @@ from .housekeeping import (
     release_free_memory,
     shared_cache,
 )
-from .keys import record_key
+from .keys import designs_key, record_key
 from .results import (
     CACHE_DATA_TTL_S,
     REPO,
@@ -86,6 +86,7 @@ __all__ = [
     "nbytes_of",
     "reap_disconnected_sessions",
     "record_key",
+    "designs_key",
     "release_free_memory",
     "REPO",
     "shared_cache",

@@ -1,11 +1,12 @@
-"""Session-independent content keys of records, remembered per record object while it lives."""
+"""Session-independent content keys of records (remembered per record object while it lives) and of
+the inputs of a design comparison."""
 
 from __future__ import annotations
 
 import hashlib
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,3 +45,14 @@ def record_key(rec: Record) -> str:
     with _KEYS_LOCK:
         _KEYS[id(rec)] = (ref, key)
     return key
+
+
+def designs_key(terms: Sequence[str], values: Mapping[str, float], noise_sd: float,
+                candidates: Sequence[tuple[str, np.ndarray]]) -> str:
+    """Content hash of a design comparison's inputs: the prior model (terms, values), the noise level and
+    every candidate's label and force (a kept prediction is reused only for the same inputs)."""
+    h = hashlib.sha1(repr((tuple(terms), sorted(values.items()), float(noise_sd))).encode())
+    for label, force in candidates:
+        h.update(label.encode())
+        h.update(np.ascontiguousarray(force).tobytes())
+    return h.hexdigest()
