@@ -200,8 +200,9 @@ def fig_excitation(t_s: ArrayLike, force: ArrayLike, freq_hz: ArrayLike, amplitu
     td, fd = decimate_for_plot(t_s, force, max_points)
     fq = np.asarray(freq_hz, dtype=np.float64)
     amp = np.asarray(amplitude, dtype=np.float64)
+    # room between the panels for the spectrum's axis title beside tick labels such as 0.0015
     fig = make_subplots(rows=1, cols=2, subplot_titles=["time signal", "amplitude spectrum"],
-                        column_widths=[0.6, 0.4])
+                        column_widths=[0.6, 0.4], horizontal_spacing=0.14)
     fig.add_trace(go.Scattergl(x=td, y=fd, mode="lines", name="force", line={"width": 1}), row=1, col=1)
     keep = amp > 1e-3 * float(np.max(amp)) if amp.size else amp > 0
     top = float(fq[keep].max()) * 1.2 if keep.any() else float(fq[-1])
