@@ -109,6 +109,18 @@ def wait_idle(pg) -> None:  # type: ignore[no-untyped-def]
     pg.wait_for_selector(READY, timeout=90_000)
 
 
+def wait_text(locator, text: str, timeout: float = 60.0) -> str:  # type: ignore[no-untyped-def]
+    """Poll ``locator``'s whitespace-normalised text until it contains ``text`` (a rerun the app asks for
+    after a click can start after ``wait_idle`` saw the first run end); return the text either way, so the
+    caller's assertion shows what was there."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = " ".join(locator.inner_text().split())
+        if text in seen or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.25)
+
+
 def shot(pg, name: str) -> Path:  # type: ignore[no-untyped-def]
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}.png"

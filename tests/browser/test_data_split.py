@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_data_dir
-from .conftest import serve, shot, wait_idle
+from .conftest import serve, shot, wait_idle, wait_text
 
 DATA = shared_data_dir() or Path("/nonexistent")
 CSV = DATA / "silverbox" / "SNLS80mV.csv"
@@ -24,8 +24,9 @@ def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
     wait_idle(page)
 
 
-def sidebar(page) -> str:  # type: ignore[no-untyped-def]
-    return " ".join(page.locator('[data-testid="stSidebar"]').inner_text().split())
+def sidebar(page, expect: str = "") -> str:  # type: ignore[no-untyped-def]
+    """The sidebar's text, once it shows ``expect`` (or after a minute)."""
+    return wait_text(page.locator('[data-testid="stSidebar"]'), expect)
 
 
 def no_exception(page) -> None:  # type: ignore[no-untyped-def]
@@ -82,8 +83,9 @@ def test_upload_split_rename_and_come_back(browser):  # type: ignore[no-untyped-
             wait_idle(page)
             no_exception(page)
             # the sidebar is drawn before the page runs: it must show the new record without another click
-            assert "SNLS80mV: 131,072 samples, 610.3515625 Hz" in sidebar(page)
-            assert "131,072 samples at 610.3515625 Hz" in page.locator('[data-testid="stMain"]').inner_text()
+            assert "SNLS80mV: 131,072 samples, 610.3515625 Hz" in sidebar(page, "SNLS80mV: 131,072")
+            main = wait_text(page.locator('[data-testid="stMain"]'), "131,072 samples at 610.3515625 Hz")
+            assert "131,072 samples at 610.3515625 Hz" in main
 
             grid = page.locator('[data-testid="stDataFrame"]').first
             grid.scroll_into_view_if_needed()
@@ -96,7 +98,7 @@ def test_upload_split_rename_and_come_back(browser):  # type: ignore[no-untyped-
             wait_idle(page)
             no_exception(page)
             assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[-800:]
-            side = sidebar(page)
+            side = sidebar(page, "test: 21,688")
             assert "train: 65,062 samples, 610.3515625 Hz" in side and "test: 21,688 samples" in side
             shot(page, "data-split-1280")
             page.set_viewport_size({"width": 1600, "height": 1600})
@@ -111,7 +113,7 @@ def test_upload_split_rename_and_come_back(browser):  # type: ignore[no-untyped-
             page.locator(".st-key-rename_record button").click()
             wait_idle(page)
             no_exception(page)
-            side = sidebar(page)
+            side = sidebar(page, "SNLS80mV whole")
             assert "SNLS80mV whole: 131,072 samples" in side and "SNLS80mV:" not in side
 
             # leave the page and come back: the fields keep their values, the panel its state
