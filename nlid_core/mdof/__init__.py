@@ -1,0 +1,1 @@
+"""Multi-DOF models with a full, configuration-dependent mass matrix."""

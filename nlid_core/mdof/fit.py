@@ -1,0 +1,661 @@
+r"""Output-error identification of a multi-DOF model on several records and channels, with exact sensitivities.
+
+Unknowns: the free model parameters θ_f and, per dynamic record, the initial positions and velocities of the DOFs
+the rig did not hold. Residuals: for a dynamic record r and measured output c,
+``(ŷ_rc(t_k) − y_rc(t_k)) / σ_rc`` with ŷ simulated from the record's inputs (:mod:`.integrate`); for a static record,
+``(q*_c(u_k) − y_c(k)) / σ_c`` with q* the static equilibrium under the k-th load case (:mod:`.kernel`). Their
+Jacobian is exact: the simulator's forward sensitivities, and for equilibria the implicit-function derivative
+``∂q*/∂θ = −(∂Q/∂q)⁻¹ ∂Q/∂θ`` (solved, not inverted).
+
+Weights: σ_rc is the output's noise from the model file when given, else 0.1 % of the channel's range for a first
+pass; after it, σ_rc is set to the residual's rms of each record and channel and the fit is refined (one
+reweighting pass): channels measured with different noise count by their own noise.
+
+The minimiser is Levenberg–Marquardt on the normal equations (Marquardt's diagonal scaling, Nielsen's damping
+update, bounds by projection), accumulated record by record, so memory does not grow with records × samples ×
+unknowns. Parameters are scaled by their start magnitudes. The covariance of θ_f is ``s²·S⁻¹`` with S the Schur
+complement of the initial-state block in JᵀJ (the initial states are nuisance unknowns) and s² the reduced
+χ² (≈ 1 after reweighting), computed by an eigen-decomposition with a rank threshold; 95 % intervals are ±1.96
+standard errors. The condition number is that of the column-equilibrated S (its square root, i.e. the
+Jacobian's), so it measures how collinear the parameters' effects are, not their units; the weakest direction
+is S's eigenvector of the smallest eigenvalue, stated in words.
+
+References: D. W. Marquardt, J. SIAM 11 (1963) 431–441; H. B. Nielsen, "Damping parameter in Marquardt's
+method", IMM-REP-1999-05, DTU.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import DataValidationError, ModelSpecError
+from ..estimate._threads import single_blas_thread
+from ..params import ParameterSet
+from .data import MdofRecord
+from .spec import MdofModel
+
+__all__ = ["ChannelFit", "Estimate", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
+
+FloatArray = NDArray[np.float64]
+ProgressFn = Callable[[str, float, str], None]
+
+#: Relative eigenvalue below which a direction of JᵀJ counts as not determined.
+RANK_TOL = 1e-12
+#: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02).
+GAIN_TOL = 1e-2
+#: Records fitted side by side at most (threads; the compiled simulator releases the GIL).
+MAX_THREADS = 4
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    """One parameter after a fit: value, standard error, 95 % interval, and where it came from."""
+
+    name: str
+    value: float
+    unit: str
+    free: bool
+    stderr: float = math.nan
+    lower95: float = math.nan
+    upper95: float = math.nan
+    source: str = ""
+
+    @property
+    def relative_se(self) -> float:
+        """Standard error relative to the value (NaN when not estimated or the value is 0)."""
+        return abs(self.stderr / self.value) if self.free and self.value != 0 else math.nan
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelFit:
+    """How well one output of one record is reproduced."""
+
+    record: str
+    output: str
+    unit: str
+    rmse: float
+    fit_percent: float
+    sigma: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class MdofFit:
+    """Result of :func:`fit_records`.
+
+    Attributes
+    ----------
+    success : bool
+    message : str
+    parameters : ParameterSet
+        Every parameter, free ones at their estimates.
+    estimates : tuple of Estimate
+    free, records : tuple of str
+    condition : float
+        Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated).
+    weakest : str
+        The least determined combination of parameters, in words.
+    weakest_vector : tuple of (str, float)
+        Its components (largest first).
+    correlations : tuple of (str, str, float)
+        Pairs of free parameters correlated beyond 0.9, strongest first.
+    channels : tuple of ChannelFit
+    initial_states : mapping of str to (2n,) ndarray
+        Estimated initial state per dynamic record.
+    cost : float
+        ½ Σ weighted residual².
+    n_residuals : int
+    s2 : float
+        Reduced χ².
+    iterations, nfev : int
+    elapsed_s : float
+    undetermined : tuple of str
+        Parameters held at their start values because the records cannot determine them.
+    """
+
+    success: bool
+    message: str
+    parameters: ParameterSet
+    estimates: tuple[Estimate, ...]
+    free: tuple[str, ...]
+    records: tuple[str, ...]
+    condition: float
+    weakest: str
+    weakest_vector: tuple[tuple[str, float], ...]
+    correlations: tuple[tuple[str, str, float], ...]
+    channels: tuple[ChannelFit, ...]
+    initial_states: Mapping[str, FloatArray] = field(default_factory=dict)
+    cost: float = math.nan
+    n_residuals: int = 0
+    s2: float = math.nan
+    iterations: int = 0
+    nfev: int = 0
+    elapsed_s: float = 0.0
+    undetermined: tuple[str, ...] = ()
+
+    def estimate(self, name: str) -> Estimate:
+        """The estimate of one parameter by name."""
+        for e in self.estimates:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------------------- problem
+@dataclass
+class _Block:
+    """One record's residuals and Jacobian (parameter columns, initial-state columns)."""
+
+    r: FloatArray
+    jp: FloatArray
+    ji: FloatArray
+
+
+def _initial_guess(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -> FloatArray:
+    """Initial state from the record's first samples (positions measured, velocities by a line fit); 0 elsewhere."""
+    n = model.n_dof
+    y0 = np.zeros(2 * n)
+    k = min(rec.n, 5)
+    tt = rec.t[:k] - rec.t[0]
+    for j, dof in enumerate(rec.output_names):
+        i = model.dof_names.index(dof)
+        col = rec.y[:, j]
+        if held[i]:
+            y0[i] = float(np.mean(col))
+        else:
+            slope, icpt = np.polyfit(tt, col[:k], 1) if k >= 2 else (0.0, col[0])
+            y0[i] = float(icpt)
+            y0[n + i] = float(slope)
+    return y0
+
+
+def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: FloatArray, held: NDArray[np.bool_],
+                    sigma: FloatArray, want: bool) -> tuple[_Block | None, str]:
+    from .integrate import simulate
+
+    out_idx = [model.dof_names.index(d) for d in rec.output_names]
+    u = _inputs(model, rec)
+    res = simulate(model.layout, rec.t, u, theta, y0, held=held, sens=want, init_sens=want, outputs=out_idx)
+    if not res.success:
+        return None, f"record `{rec.name}`: {res.message}"
+    pred = res.q[:, out_idx]
+    r = ((pred - rec.y) / sigma).ravel()
+    if not want:
+        return _Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0))), ""
+    s = res.sens / sigma[None, :, None]
+    npar = theta.size
+    return _Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1)), ""
+
+
+def _static_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, sigma: FloatArray, want: bool
+                  ) -> tuple[_Block | None, str]:
+    from .kernel import static_equilibrium, static_sensitivity
+
+    out_idx = [model.dof_names.index(d) for d in rec.output_names]
+    u = _inputs(model, rec)
+    held = model.held_mask(rec.held)
+    rs, js = [], []
+    q_prev = None
+    for k in range(rec.n):
+        q0 = q_prev if q_prev is not None else _held_start(model, rec, held)
+        q, ok, message = static_equilibrium(model.layout, u[k], theta, q0=q0, held=held)
+        if not ok:
+            return None, f"record `{rec.name}`, load case {k + 1}: no static equilibrium ({message})"
+        q_prev = q
+        rs.append((q[out_idx] - rec.y[k]) / sigma)
+        if want:
+            js.append(static_sensitivity(model.layout, q, u[k], theta, held=held)[out_idx] / sigma[:, None])
+    r = np.concatenate(rs)
+    jp = np.concatenate(js) if want else np.zeros((r.size, 0))
+    return _Block(r=r, jp=jp, ji=np.zeros((r.size, 0))), ""
+
+
+def _held_start(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -> FloatArray:
+    q = np.zeros(model.n_dof)
+    for j, dof in enumerate(rec.output_names):
+        i = model.dof_names.index(dof)
+        if held[i]:
+            q[i] = float(np.mean(rec.y[:, j]))
+    return q
+
+
+def _inputs(model: MdofModel, rec: MdofRecord) -> FloatArray:
+    return np.ascontiguousarray(np.column_stack([rec.input(n) for n in model.used_inputs])
+                                if model.used_inputs else np.zeros((rec.n, 0)))
+
+
+def noise_level(y: FloatArray) -> float:
+    """White-noise standard deviation of a sampled signal from its spectrum's top 30 % (0.7 to 1 times Nyquist).
+
+    For white noise of variance σ² the one-sided density is 2σ²/fs, flat; a response that rolls off above its
+    excitation band leaves that floor alone at the top of the spectrum. The median over those bins (robust to a
+    stray line) is converted with the χ² median-to-mean factor of the Welch estimate's degrees of freedom.
+    """
+    from scipy import signal as sp_signal
+
+    y = np.asarray(y, dtype=np.float64)
+    if y.size < 256:
+        return math.nan
+    nper = min(1024, y.size // 4)
+    f, pxx = sp_signal.welch(y - y.mean(), fs=1.0, nperseg=nper)
+    top = pxx[f >= 0.35]
+    if top.size == 0:
+        return math.nan
+    n_avg = max(1, 2 * (y.size // nper) - 1)
+    dof = 2 * n_avg
+    median_to_mean = (1 - 2 / (9 * dof)) ** 3  # Wilson–Hilferty median of χ²_k / k
+    return float(math.sqrt(max(float(np.median(top)) / median_to_mean / 2.0, 0.0)))
+
+
+def _first_sigma(model: MdofModel, rec: MdofRecord) -> FloatArray:
+    """First-pass noise per output: the model file's, else the spectral noise floor (dynamic records), else 0.1 % of
+    the channel's range."""
+    noise = {o.dof: o.noise for o in model.outputs}
+    out = np.empty(len(rec.output_names))
+    for j, dof in enumerate(rec.output_names):
+        given = noise.get(dof)
+        span = float(np.ptp(rec.y[:, j]))
+        floor = max(1e-6 * span, 1e-12)
+        guess = math.nan if rec.static else noise_level(rec.y[:, j])
+        if not (math.isfinite(guess) and guess > floor):
+            guess = max(1e-3 * span, floor)
+        out[j] = given if given else guess
+    return out
+
+
+def _scales(params: ParameterSet, names: Sequence[str]) -> FloatArray:
+    """Scale of each free parameter: its start magnitude, else a unit-based guess."""
+    vals = {p.name: p for p in params}
+    jdiag = [abs(vals[n].value) for n in ("Jxx", "Jyy", "Jzz") if n in vals]
+    out = []
+    for n in names:
+        v = abs(vals[n].value)
+        if v > 0:
+            out.append(v)
+        elif vals[n].unit == "m":
+            out.append(0.01)
+        elif vals[n].unit == "kg·m^2":
+            out.append(0.05 * max(jdiag) if jdiag and max(jdiag) > 0 else 0.1)
+        else:
+            out.append(1.0)
+    return np.array(out)
+
+
+# ---------------------------------------------------------------------------------------------------- LM
+@dataclass
+class _State:
+    x: FloatArray
+    inits: list[FloatArray]
+    cost: float
+    blocks: list[_Block]
+
+
+def _normal_equations(blocks: Sequence[_Block], nf: int, free_idx: NDArray[np.int64], scale: FloatArray,
+                      init_sizes: Sequence[int]) -> tuple[FloatArray, FloatArray]:
+    """JᵀJ and Jᵀr over [free parameters (scaled), every record's initial states]."""
+    total = nf + int(sum(init_sizes))
+    a = np.zeros((total, total))
+    g = np.zeros(total)
+    off = nf
+    for b, ni in zip(blocks, init_sizes, strict=True):
+        jp = b.jp[:, free_idx] * scale[None, :]
+        a[:nf, :nf] += jp.T @ jp
+        g[:nf] += jp.T @ b.r
+        if ni:
+            sl = slice(off, off + ni)
+            a[sl, sl] += b.ji.T @ b.ji
+            cross = jp.T @ b.ji
+            a[:nf, sl] += cross
+            a[sl, :nf] += cross.T
+            g[sl] += b.ji.T @ b.r
+            off += ni
+    return a, g
+
+
+def _schur(a: FloatArray, nf: int) -> FloatArray:
+    """The parameter block of JᵀJ with the initial-state block eliminated (pseudo-inverse with a rank threshold)."""
+    if a.shape[0] == nf:
+        return a.copy()
+    w, v = np.linalg.eigh(a[nf:, nf:])
+    keep = w > RANK_TOL * max(float(w.max()), 1e-300)
+    inv_ii = (v[:, keep] / w[keep]) @ v[:, keep].T
+    return a[:nf, :nf] - a[:nf, nf:] @ inv_ii @ a[nf:, :nf]
+
+
+def _undetermined(s_mat: FloatArray, names: Sequence[str], tol: float) -> list[str]:
+    """Parameters to hold so that the rest is determined: repeatedly drop the largest component of a direction
+    whose (column-equilibrated) eigenvalue is below ``tol`` relative to the largest."""
+    idx = list(range(len(names)))
+    dropped: list[str] = []
+    while idx:
+        sub = s_mat[np.ix_(idx, idx)]
+        d = np.sqrt(np.maximum(np.diag(sub), 0.0))
+        if np.any(d == 0):
+            k = int(np.argmin(d))
+        else:
+            w, v = np.linalg.eigh(sub / np.outer(d, d))
+            if w[0] > tol * max(float(w[-1]), 1e-300):
+                break
+            k = int(np.argmax(np.abs(v[:, 0])))
+        dropped.append(names[idx[k]])
+        del idx[k]
+    return dropped
+
+
+def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str], *,
+                max_iterations: int = 60, reweight: bool = True, sigmas: Mapping[tuple[str, str], float] | None = None,
+                screen: bool = True, screen_tol: float = 1e-10, progress: ProgressFn | None = None, stage: str = "fit") -> MdofFit:
+    """Fit the ``free`` parameters (and every dynamic record's initial state) to the records.
+
+    Parameters
+    ----------
+    model : MdofModel
+    records : sequence of MdofRecord
+        Dynamic and static records; each measures some of the model's DOFs.
+    params : ParameterSet
+        Start values of every parameter (the fixed ones stay there).
+    free : sequence of str
+        Names of the parameters to estimate.
+    max_iterations : int
+    reweight : bool
+        Refine once with each record-and-channel weighted by its residual rms.
+    sigmas : mapping or None
+        Noise standard deviation per (record, output) instead of the first-pass guess.
+    screen : bool
+        First hold the parameters these records cannot determine at the start (a direction of the
+        column-equilibrated information matrix below ``screen_tol`` of the largest, i.e. a Jacobian condition
+        number above ``screen_tol**-0.5``); the result lists them in ``undetermined``.
+    screen_tol : float
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+    stage : str
+        Label of the progress reports.
+
+    Raises
+    ------
+    ModelSpecError
+        Unknown free parameter names, or no records.
+    DataValidationError
+        A record whose inputs or outputs do not match the model.
+    """
+    t_start = time.perf_counter()
+    if not records:
+        raise ModelSpecError("no records to fit")
+    names = model.param_names
+    unknown = [f for f in free if f not in names]
+    if unknown:
+        raise ModelSpecError(f"free parameters {unknown} are not parameters of the model")
+    for rec in records:
+        if set(rec.output_names) - set(model.dof_names):
+            raise DataValidationError(f"record `{rec.name}` measures {rec.output_names}, not DOFs of the model")
+    free_idx = np.array([names.index(f) for f in free], dtype=np.int64)
+    theta0 = np.array([params[n].value for n in names], dtype=np.float64)
+    scale = _scales(params, list(free))
+    lower = np.array([params[f].lower for f in free]) / scale
+    upper = np.array([params[f].upper for f in free]) / scale
+    helds = [model.held_mask(r.held) for r in records]
+    init_sizes = [0 if r.static else 2 * int((~h).sum()) for r, h in zip(records, helds, strict=True)]
+    sig = [np.array([sigmas[(r.name, d)] for d in r.output_names]) if sigmas else _first_sigma(model, r) for r in records]
+    starts = [np.zeros(0) if r.static else _initial_guess(model, r, h) for r, h in zip(records, helds, strict=True)]
+    nfev = [0]
+
+    def theta_of(x: FloatArray) -> FloatArray:
+        th = theta0.copy()
+        th[free_idx] = x * scale
+        return th
+
+    def one(k: int, th: FloatArray, inits: list[FloatArray], want: bool) -> tuple[_Block | None, str]:
+        rec = records[k]
+        if rec.static:
+            return _static_block(model, rec, th, sig[k], want)
+        return _simulate_block(model, rec, th, inits[k], helds[k], sig[k], want)
+
+    def evaluate(x: FloatArray, inits: list[FloatArray], want: bool) -> tuple[list[_Block] | None, str]:
+        nfev[0] += 1
+        th = theta_of(x)
+        if pool is None:
+            done = [one(k, th, inits, want) for k in range(len(records))]
+        else:  # the compiled simulator releases the GIL: records run side by side
+            done = list(pool.map(lambda k: one(k, th, inits, want), range(len(records))))
+        for b, msg in done:
+            if b is None:
+                return None, msg
+        return [b for b, _ in done if b is not None], ""
+
+    def set_inits(inits: list[FloatArray], delta: FloatArray) -> list[FloatArray]:
+        out = []
+        off = 0
+        for y0, h, ni in zip(inits, helds, init_sizes, strict=True):
+            if ni == 0:
+                out.append(y0)
+                continue
+            mask = np.concatenate([~h, ~h])
+            y = y0.copy()
+            y[mask] += delta[off:off + ni]
+            out.append(y)
+            off += ni
+        return out
+
+    def solve(x: FloatArray, inits: list[FloatArray], label: str, blocks: list[_Block] | None = None
+              ) -> tuple[_State | None, str, int]:
+        if blocks is None:
+            blocks, msg = evaluate(x, inits, True)
+            if blocks is None:
+                return None, f"the start does not simulate: {msg}", 0
+        cost = 0.5 * sum(float(b.r @ b.r) for b in blocks)
+        n_res = max(sum(b.r.size for b in blocks), 1)
+        state = _State(x=x, inits=inits, cost=cost, blocks=blocks)
+        a, g = _normal_equations(blocks, free_idx.size, free_idx, scale, init_sizes)
+        diag = np.maximum(np.diag(a), 1e-12 * max(float(np.max(np.diag(a))), 1e-300))
+        mu = 1e-3
+        nu = 2.0
+        it = 0
+        message = f"stopped after {max_iterations} iterations"
+        for it in range(1, max_iterations + 1):
+            try:
+                h = np.linalg.solve(a + mu * np.diag(diag), -g)
+            except np.linalg.LinAlgError:
+                mu *= nu
+                nu *= 2
+                continue
+            hp = h[: free_idx.size]
+            blocked = ((state.x <= lower) & (g[: free_idx.size] > 0)) | ((state.x >= upper) & (g[: free_idx.size] < 0))
+            if blocked.any():  # a parameter at its bound, pushed outwards: solve without it (active set)
+                act = np.concatenate([~blocked, np.ones(h.size - free_idx.size, dtype=bool)])
+                h = np.zeros_like(h)
+                try:
+                    h[act] = np.linalg.solve((a + mu * np.diag(diag))[np.ix_(act, act)], -g[act])
+                except np.linalg.LinAlgError:
+                    mu *= nu
+                    nu *= 2
+                    continue
+                hp = h[: free_idx.size]
+            xn = np.clip(state.x + hp, lower, upper)
+            hp = xn - state.x
+            h[: free_idx.size] = hp
+            predicted = -(g @ h) - 0.5 * h @ (a @ h)
+            # statistically converged: the step would lower the cost by less than 1e-3 of one reduced-χ² unit
+            if mu <= 1e-2 and 0 <= predicted <= 0.1 * GAIN_TOL * 2 * state.cost / n_res:
+                message = f"converged in {it - 1} iterations"
+                break
+            new_inits = set_inits(state.inits, h[free_idx.size:])
+            blocks_n, _ = evaluate(xn, new_inits, True)
+            if blocks_n is not None:
+                cost_n = 0.5 * sum(float(b.r @ b.r) for b in blocks_n)
+                rho = (state.cost - cost_n) / predicted if predicted > 0 else -1.0
+            else:
+                cost_n, rho = math.inf, -1.0
+            if rho > 0 and blocks_n is not None:
+                small_step = np.linalg.norm(hp) <= 1e-9 * (np.linalg.norm(state.x) + 1e-9)
+                gain = state.cost - cost_n
+                state = _State(x=xn, inits=new_inits, cost=cost_n, blocks=blocks_n)
+                a, g = _normal_equations(blocks_n, free_idx.size, free_idx, scale, init_sizes)
+                diag = np.maximum(diag, np.diag(a))
+                mu *= max(1 / 3, 1 - (2 * rho - 1) ** 3)
+                nu = 2.0
+                if progress is not None:
+                    progress(stage, min(it / max_iterations, 0.95), f"{label}: iteration {it}, cost {state.cost:.6g}")
+                # converged: the cost falls by a negligible part of one reduced-χ² unit (a flat valley of poorly
+                # determined combinations is not followed further: moves within it stay inside their intervals)
+                if gain <= 1e-10 * state.cost or gain <= GAIN_TOL * 2 * state.cost / n_res or small_step:
+                    message = f"converged in {it} iterations"
+                    break
+            else:
+                mu *= nu
+                nu *= 2
+                if mu > 1e16:
+                    message = f"no further decrease after {it} iterations"
+                    break
+        return state, message, it
+
+    workers = min(len(records), os.cpu_count() or 1, MAX_THREADS)
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        with single_blas_thread():
+            undetermined: list[str] = []
+            x0 = np.array([params[f].value for f in free]) / scale
+            blocks0: list[_Block] | None = None
+            if screen and free:
+                blocks0, msg0 = evaluate(x0, starts, True)
+                if blocks0 is None:
+                    return _failed(model, params, free, records, f"the start does not simulate: {msg0}", t_start, nfev[0])
+                a0, _ = _normal_equations(blocks0, free_idx.size, free_idx, scale, init_sizes)
+                undetermined = _undetermined(_schur(a0, free_idx.size), list(free), screen_tol)
+                if undetermined:
+                    keep = [k for k, f in enumerate(free) if f not in undetermined]
+                    free = [free[k] for k in keep]
+                    free_idx, scale, lower, upper, x0 = free_idx[keep], scale[keep], lower[keep], upper[keep], x0[keep]
+            state, message, iters = solve(x0, starts, "first pass", blocks0)
+            if state is None:
+                return _failed(model, params, free, records, message, t_start, nfev[0])
+            if reweight:
+                new_sig = [_rms_sigma(b, s, r) for b, s, r in zip(state.blocks, sig, records, strict=True)]
+                # the same simulations under the new weights: rescale instead of simulating again
+                rescaled = [_reweighted(b, s_old / s_new, r.n) for b, s_old, s_new, r
+                            in zip(state.blocks, sig, new_sig, records, strict=True)]
+                sig = new_sig
+                state2, message2, iters2 = solve(state.x, state.inits, "reweighted", rescaled)
+                if state2 is not None:
+                    state, message, iters = state2, message2, iters + iters2
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    if undetermined:
+        message += f"; held at their start values, because these records do not determine them: {', '.join(undetermined)}"
+    fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
+                     nfev[0], t_start)
+    return replace(fit, undetermined=tuple(undetermined))
+
+
+def _reweighted(block: _Block, factor: FloatArray, n: int) -> _Block:
+    """A block's residuals and Jacobian with each output's weight multiplied by ``factor``."""
+    f = np.tile(factor, n)
+    return _Block(r=block.r * f, jp=block.jp * f[:, None], ji=block.ji * f[:, None])
+
+
+def _rms_sigma(block: _Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
+    r = block.r.reshape(rec.n, -1) * sigma[None, :]
+    rms = np.sqrt(np.mean(r * r, axis=0))
+    floor = 1e-6 * np.maximum(np.ptp(rec.y, axis=0), 1e-12)
+    return np.maximum(rms, floor)
+
+
+def _failed(model: MdofModel, params: ParameterSet, free: Sequence[str], records: Sequence[MdofRecord], message: str,
+            t_start: float, nfev: int) -> MdofFit:
+    est = tuple(Estimate(name=p.name, value=p.value, unit=p.unit, free=p.name in free) for p in params)
+    return MdofFit(success=False, message=message, parameters=params, estimates=est, free=tuple(free),
+                   records=tuple(r.name for r in records), condition=math.nan, weakest="", weakest_vector=(),
+                   correlations=(), channels=(), nfev=nfev, elapsed_s=time.perf_counter() - t_start)
+
+
+def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
+    """A sentence for the least determined combination of parameters (components largest first)."""
+    if not vector:
+        return ""
+    big = [(n, w) for n, w in vector if abs(w) >= 0.25 * abs(vector[0][1])][:4]
+    if len(big) == 1:
+        return f"{big[0][0]} on its own: the data barely constrain it"
+    same = [n for n, w in big if w * big[0][1] > 0]
+    opposite = [n for n, w in big if w * big[0][1] < 0]
+    if opposite:
+        return (f"{' + '.join(same)} against {' + '.join(opposite)}: raising one and lowering the other changes the "
+                "outputs little, so the data tell them apart poorly")
+    return f"{' + '.join(same)} together: the data barely see them change in step"
+
+
+def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
+               records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
+               message: str, iters: int, nfev: int, t_start: float) -> MdofFit:
+    nf = free_idx.size
+    a, _ = _normal_equations(state.blocks, nf, free_idx, scale, init_sizes)
+    n_res = sum(b.r.size for b in state.blocks)
+    dof = max(n_res - a.shape[0], 1)
+    s2 = 2 * state.cost / dof
+    cond = math.nan
+    weakest_vec: tuple[tuple[str, float], ...] = ()
+    correlations: list[tuple[str, str, float]] = []
+    se = np.full(nf, np.nan)
+    if nf:
+        s_mat = _schur(a, nf)
+        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))
+        eq = s_mat / np.outer(d, d)
+        w, v = np.linalg.eigh(0.5 * (eq + eq.T))
+        w_max = float(w.max())
+        keep = w > RANK_TOL * max(w_max, 1e-300)
+        cond = math.sqrt(w_max / w[0]) if w[0] > 0 else math.inf
+        vec = v[:, 0]
+        order = np.argsort(-np.abs(vec))
+        weakest_vec = tuple((free[i], float(vec[i])) for i in order if abs(vec[i]) > 0.05)
+        cov_eq = (v[:, keep] / w[keep]) @ v[:, keep].T
+        cov_scaled = cov_eq / np.outer(d, d) * s2
+        var = np.diag(cov_scaled).copy()
+        rank_def = ~keep
+        if rank_def.any():  # parameters in undetermined directions get an infinite error
+            bad = np.any(np.abs(v[:, rank_def]) > 0.1, axis=1)
+            var[bad] = np.inf
+        se = np.sqrt(np.maximum(var, 0.0)) * scale
+        dg = np.sqrt(np.maximum(np.diag(cov_eq), 1e-300))
+        corr = cov_eq / np.outer(dg, dg)
+        for i in range(nf):
+            for j in range(i + 1, nf):
+                if abs(corr[i, j]) > 0.9:
+                    correlations.append((free[i], free[j], float(corr[i, j])))
+        correlations.sort(key=lambda c: -abs(c[2]))
+    theta = np.array([params[n].value for n in model.param_names])
+    theta[free_idx] = state.x * scale
+    new_params = params.with_values(dict(zip(model.param_names, theta.tolist(), strict=True)))
+    estimates = []
+    for p in new_params:
+        if p.name in free:
+            k = free.index(p.name)
+            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
+                                      lower95=float(p.value - Z95 * se[k]), upper95=float(p.value + Z95 * se[k])))
+        else:
+            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
+    channels = []
+    inits: dict[str, FloatArray] = {}
+    for rec, b, s, y0 in zip(records, state.blocks, sig, state.inits, strict=True):
+        r = b.r.reshape(rec.n, -1) * s[None, :]
+        for j, dof in enumerate(rec.output_names):
+            y = rec.y[:, j]
+            rmse = float(np.sqrt(np.mean(r[:, j] ** 2)))
+            denom = float(np.linalg.norm(y - y.mean()))
+            fitp = 100.0 * (1.0 - float(np.linalg.norm(r[:, j])) / denom) if denom > 0 else math.nan
+            channels.append(ChannelFit(record=rec.name, output=dof, unit=model.dof_unit(dof), rmse=rmse, fit_percent=fitp,
+                                       sigma=float(s[j])))
+        if not rec.static:
+            inits[rec.name] = y0
+    return MdofFit(success=True, message=message, parameters=new_params, estimates=tuple(estimates), free=tuple(free),
+                   records=tuple(r.name for r in records), condition=cond,
+                   weakest=weakest_direction_text(weakest_vec), weakest_vector=weakest_vec,
+                   correlations=tuple(correlations[:10]), channels=tuple(channels), initial_states=inits,
+                   cost=state.cost, n_residuals=n_res, s2=s2, iterations=iters, nfev=nfev,
+                   elapsed_s=time.perf_counter() - t_start)

@@ -1,0 +1,287 @@
+r"""The compiled form of a multi-DOF model: plain arrays that the kernel (:mod:`.kernel`) runs on.
+
+A :class:`Layout` describes ``n_dof`` generalised coordinates ``q`` with the state ``y = (q, q̇)``:
+
+* lumped masses: parameter ``m`` on DOF ``i`` adds ``m`` to ``M[i, i]`` and the generalised force
+  ``m·grav[i]`` (gravity along the DOF's positive direction, m/s²);
+* at most one rigid body on six DOFs ``rigid_dof`` = (x, y, z, φ, θ, ψ) with the ten parameters
+  ``rigid_par`` = (m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz) and gravity ``g`` along −z (world);
+* elements: a stateless, non-inertial term ``F(x, v; θ_e)`` either on a *connection* between DOFs
+  ``i`` and ``j`` (``x = q_i − q_j``, generalised force ``−F`` on i and ``+F`` on j; ``j = −1`` is
+  ground) or on one world axis of a *mount* of the rigid body (see :mod:`.kernel`);
+* inputs: kind 0 a generalised force on DOF ``in_idx``, kind 1 a world force along axis ``in_idx``
+  at the body's reference point, kind 2 a world moment about axis ``in_idx``.
+
+``elem`` columns: 0 kind (0 connection, 1 mount axis), 1 DOF i or mount index, 2 DOF j (−1: ground)
+or world axis (0, 1, 2), 3 number of parameters, 4 offset into ``pidx``, 5–6 instruction range,
+7 register offset, 8 output offset. The terms' register programs are flattened by
+:attr:`nlid_core.dynamics.model.Model.plan` (each element placed on a DOF of its own), so every
+program's outputs are ``[F, ∂F/∂x, ∂F/∂v, ∂F/∂θ_1, …]`` at the listed output offset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..dynamics.model import Element, Model, Plan
+from ..errors import ModelSpecError
+from ..terms.base import TermDef
+
+__all__ = ["ELEM_COLUMNS", "INPUT_KINDS", "Layout", "RIGID_PARAMETERS", "build_layout"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Number of columns of :attr:`Layout.elem`.
+ELEM_COLUMNS = 9
+#: Input kinds: generalised force on a DOF, world force at the reference point, world moment.
+INPUT_KINDS: tuple[str, ...] = ("dof_force", "world_force", "world_moment")
+#: Order of the rigid body's parameters in ``rigid_par``.
+RIGID_PARAMETERS: tuple[str, ...] = ("m", "cx", "cy", "cz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
+
+
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """Flat arrays of a multi-DOF model (see the module notes for their meaning).
+
+    Attributes
+    ----------
+    n_dof, n_params : int
+    mass_dof, mass_par : (k,) ndarray of int64
+        DOF and parameter index of each lumped mass.
+    grav : (n_dof,) ndarray, m/s²
+        Lumped gravity along each DOF.
+    rigid : bool
+    rigid_dof : (6,) ndarray of int64
+        DOFs of x, y, z, φ, θ, ψ (zeros without a rigid body).
+    rigid_par : (10,) ndarray of int64
+        Parameter indices of m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz.
+    g : float, m/s²
+    elem : (n_e, 9) ndarray of int64
+    pidx : ndarray of int64
+        Parameter index of every element parameter (element by element).
+    programs : Plan
+        The elements' register programs flattened by :attr:`Model.plan` (its instruction arrays,
+        registers and outputs are used; copy the registers before running the kernel: they are written to).
+    mounts : (n_m, 3) ndarray, m
+        Mount points in body axes.
+    in_kind, in_idx : (n_in,) ndarray of int64
+    elem_terms : tuple of str
+        Term name of each element.
+    """
+
+    n_dof: int
+    n_params: int
+    mass_dof: IntArray
+    mass_par: IntArray
+    grav: FloatArray
+    rigid: bool
+    rigid_dof: IntArray
+    rigid_par: IntArray
+    g: float
+    elem: IntArray
+    pidx: IntArray
+    programs: Plan
+    mounts: FloatArray
+    in_kind: IntArray
+    in_idx: IntArray
+    elem_terms: tuple[str, ...] = ()
+
+    @property
+    def n_states(self) -> int:
+        """Length of ``y = (q, q̇)``."""
+        return 2 * self.n_dof
+
+    @property
+    def n_inputs(self) -> int:
+        """Number of input channels."""
+        return int(self.in_kind.size)
+
+    @property
+    def n_mounts(self) -> int:
+        """Number of mount points."""
+        return int(self.mounts.shape[0])
+
+    def kernel_args(self) -> tuple[Any, ...]:
+        """The read-only arrays in the order the kernel unpacks them (registers excluded)."""
+        p = self.programs
+        return (self.n_dof, int(self.rigid), float(self.g), self.mass_dof, self.mass_par, self.grav,
+                self.rigid_dof, self.rigid_par, self.elem, self.pidx, p.op, p.a, p.b, p.dst, p.outs, self.mounts,
+                self.in_kind, self.in_idx)
+
+
+def _index(value: Any, size: int, what: str) -> int:
+    """``value`` as an index in ``0 .. size - 1``, else a ModelSpecError naming ``what``."""
+    try:
+        k = int(value)
+    except (TypeError, ValueError):
+        raise ModelSpecError(f"`{what}` must be an integer; got {value!r}") from None
+    if k != value or not 0 <= k < size:
+        raise ModelSpecError(f"`{what}` must be an index in 0..{size - 1}; got {value!r}")
+    return k
+
+
+def _count(value: Any, least: int, what: str) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < least:
+        raise ModelSpecError(f"`{what}` must be an integer >= {least}; got {value!r}")
+    return int(value)
+
+
+def _element_term(term: Any, what: str) -> TermDef:
+    if not isinstance(term, TermDef):
+        raise ModelSpecError(f"`{what}` must be a TermDef; got {type(term).__name__}")
+    if term.states:
+        raise ModelSpecError(f"term `{term.name}` in `{what}` carries internal states "
+                             f"({', '.join(term.state_names)}); multi-DOF elements must be stateless")
+    if term.inertial:
+        raise ModelSpecError(f"term `{term.name}` in `{what}` is an inertia term; masses are given by `masses`/`rigid`")
+    return term
+
+
+def _params(pidx: Sequence[int], term: TermDef, n_params: int, what: str) -> list[int]:
+    idx = list(pidx)
+    if len(idx) != term.n_params:
+        raise ModelSpecError(f"`{what}` gives {len(idx)} parameter indices for term `{term.name}`, which has "
+                             f"{term.n_params} ({', '.join(term.param_names)})")
+    return [_index(p, n_params, what) for p in idx]
+
+
+def _flatten(terms: Sequence[TermDef]) -> Plan:
+    """The terms' programs flattened by :attr:`Model.plan`, each term on a DOF of its own."""
+    if terms:
+        return Model([Element(t, dof=k + 1) for k, t in enumerate(terms)], n_dof=len(terms)).plan
+    z = np.zeros(0, np.int64)
+    return Plan(n_dof=0, n_states=0, n_params=0, elem=np.zeros((0, 11), np.int64), pidx=z, op=z, a=z, b=z, dst=z,
+                registers=np.zeros(0), outs=z, dof_in=z)
+
+
+def build_layout(
+    n_dof: int,
+    n_params: int,
+    *,
+    masses: Sequence[tuple[int, int]] = (),
+    grav: Sequence[float] | None = None,
+    rigid: tuple[Sequence[int], Sequence[int]] | None = None,
+    g: float = 9.80665,
+    connections: Sequence[tuple[TermDef, int, int, Sequence[int]]] = (),
+    mount_points: Sequence[Sequence[float]] = (),
+    mount_elements: Sequence[tuple[TermDef, int, int, Sequence[int]]] = (),
+    inputs: Sequence[tuple[int, int]] = (),
+) -> Layout:
+    """Validate a multi-DOF model's description and compile it into a :class:`Layout`.
+
+    All indices are 0-based.
+
+    Parameters
+    ----------
+    n_dof : int
+        Number of generalised coordinates.
+    n_params : int
+        Length of the parameter vector θ.
+    masses : sequence of (dof, pidx)
+        Lumped masses.
+    grav : (n_dof,) sequence of float or None, m/s²
+        Lumped gravity of each DOF (default 0).
+    rigid : (dofs, pars) or None
+        The rigid body: the six DOFs of x, y, z, φ, θ, ψ and the ten parameter indices of
+        m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz.
+    g : float, m/s²
+        Gravity acting on the rigid body along −z (world).
+    connections : sequence of (TermDef, i, j, pidx)
+        Term between DOF i and DOF j (``j = -1``: ground), with the parameter index of each of
+        the term's parameters.
+    mount_points : sequence of (ax, ay, az), m
+        Mount points in body axes (the rigid body is required).
+    mount_elements : sequence of (TermDef, mount, axis, pidx)
+        Term acting on the deflection of mount ``mount`` along world axis ``axis`` (0, 1, 2).
+    inputs : sequence of (kind, idx)
+        Input channels: (0, dof) generalised force, (1, axis) world force at the reference
+        point, (2, axis) world moment.
+
+    Returns
+    -------
+    Layout
+
+    Raises
+    ------
+    ModelSpecError
+        An index out of range, a DOF without inertia, a DOF listed twice in the rigid body, a
+        term with internal states or inertia, a wrong number of parameter indices, mounts or
+        rigid-body inputs without a rigid body, non-finite numbers.
+    """
+    n = _count(n_dof, 1, "n_dof")
+    npar = _count(n_params, 0, "n_params")
+    mass_dof = [_index(d, n, "masses (dof)") for d, _ in masses]
+    mass_par = [_index(p, npar, "masses (pidx)") for _, p in masses]
+    gvec = np.zeros(n) if grav is None else np.asarray(grav, dtype=np.float64).reshape(-1)
+    if gvec.shape != (n,) or not np.all(np.isfinite(gvec)):
+        raise ModelSpecError(f"`grav` needs {n} finite values; got {np.asarray(grav).shape}")
+    if not math.isfinite(float(g)):
+        raise ModelSpecError(f"`g` must be finite; got {g!r}")
+    rdof = np.zeros(6, np.int64)
+    rpar = np.zeros(10, np.int64)
+    if rigid is not None:
+        dofs, pars = rigid
+        if len(dofs) != 6 or len(pars) != 10:
+            raise ModelSpecError(f"`rigid` needs 6 DOFs and 10 parameter indices; got {len(dofs)} and {len(pars)}")
+        rdof[:] = [_index(d, n, "rigid (dofs)") for d in dofs]
+        rpar[:] = [_index(p, npar, "rigid (pars)") for p in pars]
+        if len(set(rdof.tolist())) != 6:
+            raise ModelSpecError(f"`rigid` lists a DOF twice: {rdof.tolist()}")
+    missing = sorted(set(range(n)) - set(mass_dof) - (set(rdof.tolist()) if rigid is not None else set()))
+    if missing:
+        raise ModelSpecError(f"DOF(s) {missing} have no inertia; give each DOF a mass or make it part of `rigid`")
+    pts = np.asarray(mount_points, dtype=np.float64).reshape(-1, 3) if len(mount_points) else np.zeros((0, 3))
+    if pts.shape[0] != len(mount_points) or not np.all(np.isfinite(pts)):
+        raise ModelSpecError("`mount_points` must be finite (ax, ay, az) triples")
+    if pts.shape[0] and rigid is None:
+        raise ModelSpecError("`mount_points` need a rigid body (`rigid`)")
+    rows: list[list[int]] = []
+    pidx: list[int] = []
+    terms: list[TermDef] = []
+    for k, (term, i, j, idx) in enumerate(connections):
+        what = f"connections[{k}]"
+        _element_term(term, what)
+        di = _index(i, n, what + " (i)")
+        dj = -1 if j == -1 else _index(j, n, what + " (j)")
+        if dj == di:
+            raise ModelSpecError(f"`{what}` connects DOF {di} to itself")
+        rows.append([0, di, dj, term.n_params, len(pidx)])
+        pidx += _params(idx, term, npar, what)
+        terms.append(term)
+    for k, (term, mount, axis, idx) in enumerate(mount_elements):
+        what = f"mount_elements[{k}]"
+        _element_term(term, what)
+        if not pts.shape[0]:
+            raise ModelSpecError(f"`{what}` sits on a mount but `mount_points` is empty")
+        rows.append([1, _index(mount, pts.shape[0], what + " (mount)"), _index(axis, 3, what + " (axis)"),
+                     term.n_params, len(pidx)])
+        pidx += _params(idx, term, npar, what)
+        terms.append(term)
+    kinds: list[int] = []
+    where: list[int] = []
+    for k, (kind, channel) in enumerate(inputs):
+        what = f"inputs[{k}]"
+        kd = _index(kind, len(INPUT_KINDS), what + " (kind)")
+        if kd and rigid is None:
+            raise ModelSpecError(f"`{what}` is a {INPUT_KINDS[kd]} input but the model has no rigid body")
+        kinds.append(kd)
+        where.append(_index(channel, n if kd == 0 else 3, what + (" (dof)" if kd == 0 else " (axis)")))
+    programs = _flatten(terms)
+    elem = np.zeros((len(rows), ELEM_COLUMNS), np.int64)
+    if rows:
+        elem[:, :5] = np.array(rows, dtype=np.int64)
+        elem[:, 5:] = programs.elem[:, 6:10]  # instruction range, register and output offsets
+    return Layout(
+        n_dof=n, n_params=npar, mass_dof=np.array(mass_dof, np.int64), mass_par=np.array(mass_par, np.int64),
+        grav=np.ascontiguousarray(gvec), rigid=rigid is not None, rigid_dof=rdof, rigid_par=rpar, g=float(g),
+        elem=np.ascontiguousarray(elem), pidx=np.array(pidx, np.int64), programs=programs,
+        mounts=np.ascontiguousarray(pts), in_kind=np.array(kinds, np.int64),
+        in_idx=np.array(where, np.int64), elem_terms=tuple(t.name for t in terms),
+    )

@@ -1,0 +1,286 @@
+r"""Staged identification of a multi-DOF model: a plan of stages, each fitting some parameters to some records.
+
+A six-DOF system should not be identified in one shot (seed 000 §2.3, §6.3): tens of coupled parameters, inertia
+and Coriolis effects compensating each other, directions barely excited. The default plan
+(:func:`default_plan`) follows the seed's four steps:
+
+1. **static** — static load cases → gravity (mass, centre of gravity) and the stiffness (linear, and cubic where the
+   loads reach it);
+2. **small** — small high-frequency motion about the equilibrium → inertia (with the linear damping as a nuisance:
+   the motion is too small for the nonlinear terms);
+3. **sweeps** — large sweeps of one DOF with the others held → nonlinear stiffness and damping, the stiffness and
+   inertia held from stages 1–2;
+4. **joint** — every record and channel, every parameter free, started from the stages' estimates.
+
+A :class:`StagePlan` is plain data that the engineer edits (dashboard table, or a TOML plan file read by
+:func:`parse_plan`): per stage a name, record name patterns, free parameter patterns (shell wildcards) and a note.
+Parameters fixed in the model file stay fixed in every stage. Each stage reports what it estimated, what it held and
+from which stage, its identifiability (condition number, the weakest direction in words) and whether the next stage
+can build on it (:attr:`StageReport.trust`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..errors import ModelSpecError
+from ..params import ParameterSet
+from .data import MdofRecord
+from .fit import MdofFit, fit_records
+from .spec import MdofModel
+
+__all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "dump_plan", "one_shot", "parse_plan",
+           "run_stages", "select"]
+
+ProgressFn = Callable[[str, float, str], None]
+#: A stage's estimates count as firm when every relative standard error is below this.
+FIRM_RSE = 0.05
+#: ... and the condition number below this.
+FIRM_CONDITION = 1e4
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """One stage: records (name patterns), free parameters (name patterns) and what it is for."""
+
+    name: str
+    records: tuple[str, ...]
+    free: tuple[str, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagePlan:
+    """An ordered list of stages."""
+
+    stages: tuple[Stage, ...]
+
+    def __post_init__(self) -> None:
+        if not self.stages:
+            raise ModelSpecError("a stage plan needs at least one stage")
+        names = [s.name for s in self.stages]
+        if len(set(names)) != len(names):
+            raise ModelSpecError(f"stage names repeat: {names}")
+        for s in self.stages:
+            if not s.records or not s.free:
+                raise ModelSpecError(f"stage `{s.name}` needs record patterns and free parameter patterns")
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageReport:
+    """What one stage did.
+
+    Attributes
+    ----------
+    stage : Stage
+    records : tuple of str
+        Records it used.
+    free : tuple of str
+        Parameters it estimated.
+    held : tuple of (str, str)
+        Parameters it held, each with where its value came from (a stage name, or "start").
+    fit : MdofFit or None
+        None when the stage was skipped.
+    trust : str
+        Whether the next stages can hold its estimates fixed, and why.
+    skipped : str
+        Why it was skipped (empty when it ran).
+    """
+
+    stage: Stage
+    records: tuple[str, ...]
+    free: tuple[str, ...]
+    held: tuple[tuple[str, str], ...]
+    fit: MdofFit | None
+    trust: str
+    skipped: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StagedResult:
+    """Every stage's report and the final parameters."""
+
+    success: bool
+    message: str
+    stages: tuple[StageReport, ...]
+    parameters: ParameterSet
+    elapsed_s: float
+
+    @property
+    def final(self) -> MdofFit | None:
+        """The last stage that ran."""
+        for s in reversed(self.stages):
+            if s.fit is not None:
+                return s.fit
+        return None
+
+
+def _match(patterns: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
+    hit: set[str] = set()
+    for p in patterns:
+        hit.update(fnmatch.filter(names, p))
+    return tuple(n for n in names if n in hit)
+
+
+def select(patterns: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
+    """The names matching any pattern (shell wildcards), in ``names`` order; nothing when none matches."""
+    return _match(patterns, names)
+
+
+def default_plan(model: MdofModel) -> StagePlan:
+    """The seed's four-step plan for this model (patterns that match no parameter of the model are left out)."""
+    names = model.param_names
+    inertia = ["J*"] if model.body else ["m_*"]
+    gravity = ["m", "cx", "cy", "cz"] if model.body else (["m_*"] if any(d.gravity for d in model.dofs) else [])
+    stiffness = ["k1_*", "k1", "k3_*", "k3"]
+    nonlinear = [p for p in ("k3*", "c1*", "c2*", "fc*", "k2*") if _match([p], names)]
+    stages = [
+        Stage(name="static", records=("static*",), free=tuple(p for p in gravity + stiffness if _match([p], names)),
+              note="static load cases: gravity (mass, centre of gravity) and stiffness, free of inertia and damping"),
+        Stage(name="small", records=("small*",), free=tuple(p for p in inertia + ["c1*"] if _match([p], names)),
+              note="small high-frequency motion: inertia dominates; linear damping as a nuisance"),
+        Stage(name="sweeps", records=("sweep*",), free=tuple(nonlinear),
+              note="large sweeps, one DOF at a time: nonlinear stiffness and damping, stiffness and inertia held"),
+        Stage(name="joint", records=("*",), free=("*",),
+              note="joint refinement: every record and channel, every parameter, from the stages' estimates"),
+    ]
+    return StagePlan(stages=tuple(s for s in stages if s.free))
+
+
+def parse_plan(text: str, *, source: str = "plan file") -> StagePlan:
+    """A plan from TOML: ``[[stage]]`` tables with ``name``, ``records`` and ``free`` (lists of patterns), ``note``.
+
+    Raises
+    ------
+    ModelSpecError
+        Not TOML, or a stage without its keys (naming the stage).
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
+    raw = data.get("stage")
+    if not isinstance(raw, list) or not raw:
+        raise ModelSpecError(f"{source}: write one [[stage]] table per stage")
+    stages = []
+    for k, s in enumerate(raw):
+        where = f"{source}, [[stage]] #{k + 1}"
+        if not isinstance(s, dict):
+            raise ModelSpecError(f"{where} must be a table")
+        extra = set(s) - {"name", "records", "free", "note"}
+        if extra:
+            raise ModelSpecError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
+        recs, free = s.get("records"), s.get("free")
+        for key, val in (("records", recs), ("free", free)):
+            if isinstance(val, str):
+                val = [val]
+            if not isinstance(val, list) or not val or not all(isinstance(v, str) for v in val):
+                raise ModelSpecError(f"{where}: `{key}` must be a list of name patterns")
+        stages.append(Stage(name=str(s.get("name", f"stage{k + 1}")),
+                            records=tuple([recs] if isinstance(recs, str) else recs),  # type: ignore[list-item]
+                            free=tuple([free] if isinstance(free, str) else free),  # type: ignore[list-item]
+                            note=str(s.get("note", ""))))
+    return StagePlan(stages=tuple(stages))
+
+
+def dump_plan(plan: StagePlan) -> str:
+    """The plan as TOML text (:func:`parse_plan` reads it back)."""
+
+    def q(v: str) -> str:
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    out = []
+    for s in plan.stages:
+        out += ["[[stage]]", f"name = {q(s.name)}", f"records = [{', '.join(q(r) for r in s.records)}]",
+                f"free = [{', '.join(q(f) for f in s.free)}]"]
+        if s.note:
+            out.append(f"note = {q(s.note)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _trust(fit: MdofFit) -> str:
+    if not fit.success:
+        return f"failed ({fit.message}); later stages start from the values before it"
+    worst = max((e for e in fit.estimates if e.free), key=lambda e: e.relative_se if math.isfinite(e.relative_se) else math.inf,
+                default=None)
+    if worst is None:
+        return "nothing estimated"
+    rse = worst.relative_se
+    firm = math.isfinite(rse) and rse < FIRM_RSE and fit.condition < FIRM_CONDITION
+    worst_text = f"largest relative standard error {100 * rse:.2g} % ({worst.name})" if math.isfinite(rse) else (
+        f"{worst.name} is not determined by these records")
+    cond = f"condition number {fit.condition:.3g}"
+    unsure = f" These records do not determine {', '.join(fit.undetermined)}: held, for a later stage." if fit.undetermined else ""
+    if firm:
+        return f"firm: {worst_text}, {cond}; later stages can hold these estimates.{unsure}"
+    return (f"weak: {worst_text}, {cond}; the least determined combination is {fit.weakest or '—'}. Later stages should"
+            f" keep these parameters free (the joint stage does).{unsure}")
+
+
+def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan, params: ParameterSet | None = None, *,
+               max_iterations: int = 60, progress: ProgressFn | None = None) -> StagedResult:
+    """Run the stages in order, each starting from the previous stages' estimates.
+
+    A stage whose record patterns match no record, or whose free patterns match no free parameter, is skipped (its
+    report says why); a stage that fails keeps the parameters it started from.
+
+    Raises
+    ------
+    ModelSpecError
+        No records.
+    """
+    t0 = time.perf_counter()
+    if not records:
+        raise ModelSpecError("no records to identify from")
+    current = model.parameters() if params is None else params
+    may_vary = {p.name for p in current if p.vary}
+    source = {p.name: "start" for p in current}
+    names = [r.name for r in records]
+    reports = []
+    n = len(plan.stages)
+    for k, st in enumerate(plan.stages):
+        chosen = _match(st.records, names)
+        free = tuple(f for f in _match(st.free, model.param_names) if f in may_vary)
+        held = tuple((p, source[p]) for p in model.param_names if p not in free)
+        if not chosen or not free:
+            why = (f"no record matches {', '.join(st.records)}" if not chosen
+                   else f"no free parameter matches {', '.join(st.free)}")
+            reports.append(StageReport(stage=st, records=chosen, free=free, held=held, fit=None, trust="", skipped=why))
+            continue
+        sub = None
+        if progress is not None:
+            report = progress
+
+            def sub(stage: str, fraction: float, message: str, k: int = k, name: str = st.name) -> None:
+                report("stages", (k + min(max(fraction, 0.0), 1.0)) / n, f"stage {k + 1} of {n} ({name}): {message}")
+
+        last = k == n - 1  # earlier stages hold what they cannot pin down well (condition number above 1e4)
+        fit = fit_records(model, [r for r in records if r.name in chosen], current, free,
+                          max_iterations=max_iterations, screen_tol=1e-10 if last else 1e-8, progress=sub, stage=st.name)
+        if fit.success:
+            current = fit.parameters
+            for f in fit.free:
+                source[f] = st.name
+        held = tuple((p, source[p] if p not in fit.undetermined else "start: not determined by these records")
+                     for p in model.param_names if p not in fit.free)
+        reports.append(StageReport(stage=st, records=chosen, free=fit.free, held=held, fit=fit, trust=_trust(fit)))
+    ran = [r for r in reports if r.fit is not None]
+    ok = bool(ran) and all(r.fit is not None and r.fit.success for r in ran)
+    msg = (f"{len(ran)} of {n} stages ran" + ("" if ok else "; a stage failed (see its report)")) if ran else (
+        "no stage ran: no record matches the plan's record patterns")
+    return StagedResult(success=ok, message=msg, stages=tuple(reports), parameters=current,
+                        elapsed_s=time.perf_counter() - t0)
+
+
+def one_shot(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet | None = None, *,
+             max_iterations: int = 60, progress: ProgressFn | None = None) -> MdofFit:
+    """Every free parameter on every record at once, from the start values (the comparison for the staged route)."""
+    current = model.parameters() if params is None else params
+    free = [p.name for p in current if p.vary]
+    return fit_records(model, records, current, free, max_iterations=max_iterations, progress=progress, stage="one-shot")
