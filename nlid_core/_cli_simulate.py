@@ -51,7 +51,7 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
                          description="Simulate the model driven by the force of INPUT (which needs t, or --fs, and"
                                      " f; the loading options are identify's). " + " ".join(LAYOUT.split()))
     sim.add_argument("input", help="record file (CSV, Parquet, Excel, MAT) with the force")
-    sim.add_argument("--terms", required=True, help="model terms (see the `terms` command), e.g. m0,c1,k1,k3")
+    sim.add_argument("--terms", help="model terms (see the `terms` command), e.g. m0,c1,k1,k3 (or --model)")
     sim.add_argument("--params", metavar="NAME=VALUE,...",
                      help="parameter values, SI (any finite value; the others take their defaults, see `terms`)")
     sim.add_argument("--custom", action="append", default=[], metavar="NAME=EXPR",
@@ -65,6 +65,9 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     sim.add_argument("--out", required=True, help="output CSV file")
     sim.add_argument("--quiet", action="store_true", help="print nothing but errors")
     share_options(sim, identify, SHARED_OPTIONS)
+    from ._cli_mdof import add_mdof_options
+
+    add_mdof_options(sim, identify=False)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -170,6 +170,7 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
 
 def _build_parser() -> argparse.ArgumentParser:
     from ._cli_friction import add_friction_parser
+    from ._cli_mdof import add_experiments_parser, add_mdof_options
     from ._cli_model import add_model_options
     from ._cli_simulate import add_simulate_parser
     from .estimate import INITIAL_STATES, METHODS
@@ -182,7 +183,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     ident = sub.add_parser("identify", help="identify model parameters from measured records")
-    ident.add_argument("data", nargs="+", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
+    ident.add_argument("data", nargs="*", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
     ident.add_argument("--columns", type=_columns_spec,
                        help="column mapping, e.g. t=time,f=force,x=disp; several DOFs: t=time,f1=F,x1=X1,x2=X2"
                             " (default: columns t,f,x,v,a, or f1,x1,x2,... by name)")
@@ -203,6 +204,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="velocity scale of the Coulomb term fc (m/s, default 1e-3; the start value of v_eps)")
     ident.add_argument("--gap", type=_nonnegative, help="dead-zone half-width of the kg term (m, default 0; value of gap)")
     add_model_options(ident)
+    add_mdof_options(ident, identify=True)
     ident.add_argument("--resample", action="store_true", help="resample irregularly sampled records to a uniform grid")
     ident.add_argument("--fs", type=_rate,
                        help=f"sampling rate (Hz) for files without a time column ({FS_RANGE_HZ[0]:g} to"
@@ -266,6 +268,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_simulate_parser(sub, ident)
     add_friction_parser(sub, ident)
+    add_experiments_parser(sub)
     from ._cli_split import add_split_parser
 
     add_split_parser(sub, ident)
@@ -294,6 +297,13 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 
 def _identify(args: argparse.Namespace) -> int:
+    if args.model:
+        return _identify_mdof(args)
+    from ._cli_mdof import check_no_mdof_flags
+
+    check_no_mdof_flags(args)
+    if not args.data:
+        raise _UsageError("identify: give at least one DATA file")
     from ._cli_model import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
     from .estimate import FitOptions, WarningTally, identify
@@ -351,6 +361,31 @@ def _identify(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
     return 0 if fit.success else 1
+
+
+def _identify_mdof(args: argparse.Namespace) -> int:
+    from ._cli_mdof import run_identify_mdof
+
+    if not args.data and not args.records:
+        raise _UsageError("identify --model: give DATA files or --records MANIFEST")
+    status, text, doc = run_identify_mdof(args)
+    if not args.quiet:
+        _print_report(text)
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(doc, indent=2, allow_nan=False))
+        except OSError as exc:
+            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    return status
+
+
+def _experiments(args: argparse.Namespace) -> int:
+    from ._cli_mdof import run_experiments
+
+    text = run_experiments(args)
+    if not args.quiet:
+        _print_report(text)
+    return 0
 
 
 def _other_example(args: argparse.Namespace) -> object:
@@ -515,9 +550,24 @@ def _terms(args: argparse.Namespace) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from ._cli_model import build_model, parse_values
-    from ._cli_simulate import run_simulation, simulation_parameters, write_run
+    from ._cli_simulate import SimulatedRun, run_simulation, simulation_parameters, write_run
     from .guard import load_record_guarded
 
+    if args.model:
+        from ._cli_mdof import run_simulate_mdof
+
+        if args.terms or args.custom or args.columns:
+            raise _UsageError("simulate --model: the model file gives the terms and the columns; drop --terms,"
+                              " --custom and --columns")
+        message, columns = run_simulate_mdof(args)
+        write_run(SimulatedRun(columns=columns, success=True, message=message, method="rk4"), args.out)
+        if not args.quiet:
+            _print_report(f"wrote {args.out}: {columns['t [s]'].size} rows, columns {', '.join(columns)}; {message}")
+        return 0
+    if not args.terms:
+        raise _UsageError("simulate: give --terms (or --model MODEL_FILE)")
+    if args.held:
+        raise _UsageError("simulate: --held needs --model MODEL_FILE")
     model = build_model(args.terms, args.custom)
     model.require_simulable()
     values, initial = parse_values(args.params, "--params"), parse_values(args.initial_state, "--initial-state")
@@ -581,7 +631,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                       "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command,
+                       "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments,
                        "nonlinearity": _nonlinearity}[args.command]
             status = handler(args)
         del caught

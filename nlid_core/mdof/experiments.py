@@ -112,14 +112,14 @@ def driving_input(model: MdofModel, dof: str) -> str:
     return name
 
 
-def _levels(model: MdofModel, scale: Sequence[float]) -> FloatArray:
+def _levels(model: MdofModel, scale: Sequence[float] | FloatArray) -> FloatArray:
     out = np.asarray(scale, dtype=np.float64).reshape(-1)
     if out.size != len(model.used_inputs) or not np.all(np.isfinite(out)) or np.any(out < 0):
         raise ModelSpecError(f"`scale` needs one non-negative level per input ({', '.join(model.used_inputs)}), got {list(out)}")
     return out
 
 
-def static_cases(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] | None = None,
+def static_cases(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] | FloatArray | None = None,
                  loads: FloatArray | None = None, noise: float | Mapping[str, float] = 1e-6,
                  rng: np.random.Generator | int | None = None, name: str = "static") -> MdofRecord:
     """Static load cases: equilibrium per row, measured with absolute ``noise`` (m, rad).
@@ -129,7 +129,8 @@ def static_cases(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] 
     model, theta
         The model and its true parameters.
     scale : sequence of float or None, N or N·m per input
-        Load level of the default cases: no load; each input alone at ±level, ±level/2; pairs at +level.
+        Load level of the default cases: no load; each input alone at ±0.1, ±0.2, …, ±1 times its level (at least
+        21 cases, as many as a record needs rows); every pair of inputs at +level.
     loads : (cases, k) ndarray or None
         Loads instead of the default cases (model.used_inputs order).
     noise : float or mapping
@@ -146,17 +147,17 @@ def static_cases(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] 
     if loads is None:
         if scale is None:
             raise ModelSpecError("give the load `scale` per input, or the `loads` themselves")
-        scale = _levels(model, scale)
+        levels = _levels(model, scale)
         rows = [np.zeros(k)]
         for j in range(k):
-            for level in (1.0, -1.0, 0.5, -0.5):
+            for level in np.concatenate([np.linspace(0.1, 1.0, 10), -np.linspace(0.1, 1.0, 10)]):
                 e = np.zeros(k)
-                e[j] = level * scale[j]
+                e[j] = level * levels[j]
                 rows.append(e)
         for j in range(k):
             for i in range(j + 1, k):
                 e = np.zeros(k)
-                e[j], e[i] = scale[j], scale[i]
+                e[j], e[i] = levels[j], levels[i]
                 rows.append(e)
         loads = np.array(rows)
     loads = np.atleast_2d(np.asarray(loads, dtype=np.float64))
@@ -173,15 +174,15 @@ def static_cases(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] 
                             "noise": sigmas})
 
 
-def _multisines(model: MdofModel, band: tuple[float, float], scale: Sequence[float], duration: float, fs: float,
+def _multisines(model: MdofModel, band: tuple[float, float], scale: Sequence[float] | FloatArray, duration: float, fs: float,
                 gen: np.random.Generator) -> tuple[FloatArray, FloatArray]:
-    scale = _levels(model, scale)
+    levels = _levels(model, scale)
     cols = []
     t = None
     for j in range(len(model.used_inputs)):
-        if scale[j] == 0:
+        if levels[j] == 0:
             continue
-        ex = schroeder_multisine(band[0], band[1], rms_n=float(scale[j]), duration_s=duration, fs_hz=fs, phases="random",
+        ex = schroeder_multisine(band[0], band[1], rms_n=float(levels[j]), duration_s=duration, fs_hz=fs, phases="random",
                                  rng=gen)
         t = ex.t_s
         ramp = np.minimum(1.0, ex.t_s / min(0.5, duration / 10))  # start from rest: fade the loads in
@@ -203,7 +204,7 @@ def _dynamic(model: MdofModel, theta: FloatArray, t: FloatArray, u: FloatArray, 
                                               "truth": dict(zip(model.param_names, np.asarray(theta).tolist(), strict=True))})
 
 
-def small_motion(model: MdofModel, theta: FloatArray, *, scale: Sequence[float], band: tuple[float, float],
+def small_motion(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] | FloatArray, band: tuple[float, float],
                  duration: float = 8.0, fs: float = 500.0, noise: float = 0.005, floor: float = 0.0,
                  rng: np.random.Generator | int | None = None, name: str = "small") -> MdofRecord:
     """Small high-frequency motion: random-phase multisines on every input (rms ``scale`` per input) in ``band`` Hz;
@@ -214,7 +215,7 @@ def small_motion(model: MdofModel, theta: FloatArray, *, scale: Sequence[float],
                     {"band_hz": list(band), "rms": [float(v) for v in scale]}, floor)
 
 
-def multi_excitation(model: MdofModel, theta: FloatArray, *, scale: Sequence[float], band: tuple[float, float],
+def multi_excitation(model: MdofModel, theta: FloatArray, *, scale: Sequence[float] | FloatArray, band: tuple[float, float],
                      duration: float = 10.0, fs: float = 500.0, noise: float = 0.005, floor: float = 0.0,
                      rng: np.random.Generator | int | None = None, name: str = "multi") -> MdofRecord:
     """Large multi-DOF excitation: random-phase multisines on every input (rms ``scale``), nothing held."""

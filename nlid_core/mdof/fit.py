@@ -190,7 +190,9 @@ def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: Fl
     r = ((pred - rec.y) / sigma).ravel()
     if not want:
         return _Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0))), ""
-    s = res.sens / sigma[None, :, None]
+    if res.sens is None:
+        return None, f"record `{rec.name}`: the simulator returned no sensitivities"
+    s = np.asarray(res.sens, dtype=np.float64) / sigma[None, :, None]
     npar = theta.size
     return _Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1)), ""
 
@@ -327,7 +329,8 @@ def _schur(a: FloatArray, nf: int) -> FloatArray:
     w, v = np.linalg.eigh(a[nf:, nf:])
     keep = w > RANK_TOL * max(float(w.max()), 1e-300)
     inv_ii = (v[:, keep] / w[keep]) @ v[:, keep].T
-    return a[:nf, :nf] - a[:nf, nf:] @ inv_ii @ a[nf:, :nf]
+    out: FloatArray = a[:nf, :nf] - a[:nf, nf:] @ inv_ii @ a[nf:, :nf]
+    return out
 
 
 def _undetermined(s_mat: FloatArray, names: Sequence[str], tol: float) -> list[str]:
@@ -486,7 +489,7 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
             if mu <= 1e-2 and 0 <= predicted <= 0.1 * GAIN_TOL * 2 * state.cost / n_res:
                 message = f"converged in {it - 1} iterations"
                 break
-            new_inits = set_inits(state.inits, h[free_idx.size:])
+            new_inits = set_inits(state.inits, np.asarray(h[free_idx.size:], dtype=np.float64))
             blocks_n, _ = evaluate(xn, new_inits, True)
             if blocks_n is not None:
                 cost_n = 0.5 * sum(float(b.r @ b.r) for b in blocks_n)
@@ -565,7 +568,8 @@ def _rms_sigma(block: _Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
     r = block.r.reshape(rec.n, -1) * sigma[None, :]
     rms = np.sqrt(np.mean(r * r, axis=0))
     floor = 1e-6 * np.maximum(np.ptp(rec.y, axis=0), 1e-12)
-    return np.maximum(rms, floor)
+    out: FloatArray = np.maximum(rms, floor)
+    return out
 
 
 def _failed(model: MdofModel, params: ParameterSet, free: Sequence[str], records: Sequence[MdofRecord], message: str,

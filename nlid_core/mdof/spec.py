@@ -376,7 +376,7 @@ class MdofModel:
         unknown = set(extra) - set(names)
         if unknown:
             raise ModelSpecError(f"values given for {sorted(unknown)}, which are not parameters of the model")
-        first = {}
+        first: dict[int, _Raw] = {}
         for r, k in zip(raw, index, strict=True):
             first.setdefault(k, r)
         out = []

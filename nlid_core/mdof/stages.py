@@ -25,7 +25,7 @@ import fnmatch
 import math
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ModelSpecError
@@ -35,7 +35,7 @@ from .fit import MdofFit, fit_records
 from .spec import MdofModel
 
 __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "dump_plan", "one_shot", "parse_plan",
-           "run_stages", "select"]
+           "run_stage", "run_stages", "select"]
 
 ProgressFn = Callable[[str, float, str], None]
 #: A stage's estimates count as firm when every relative standard error is below this.
@@ -175,15 +175,15 @@ def parse_plan(text: str, *, source: str = "plan file") -> StagePlan:
         extra = set(s) - {"name", "records", "free", "note"}
         if extra:
             raise ModelSpecError(f"{where}: unknown key(s) {', '.join(sorted(extra))}")
-        recs, free = s.get("records"), s.get("free")
-        for key, val in (("records", recs), ("free", free)):
+        lists: dict[str, tuple[str, ...]] = {}
+        for key in ("records", "free"):
+            val = s.get(key)
             if isinstance(val, str):
                 val = [val]
             if not isinstance(val, list) or not val or not all(isinstance(v, str) for v in val):
                 raise ModelSpecError(f"{where}: `{key}` must be a list of name patterns")
-        stages.append(Stage(name=str(s.get("name", f"stage{k + 1}")),
-                            records=tuple([recs] if isinstance(recs, str) else recs),  # type: ignore[list-item]
-                            free=tuple([free] if isinstance(free, str) else free),  # type: ignore[list-item]
+            lists[key] = tuple(val)
+        stages.append(Stage(name=str(s.get("name", f"stage{k + 1}")), records=lists["records"], free=lists["free"],
                             note=str(s.get("note", ""))))
     return StagePlan(stages=tuple(stages))
 
@@ -223,6 +223,43 @@ def _trust(fit: MdofFit) -> str:
             f" keep these parameters free (the joint stage does).{unsure}")
 
 
+def run_stage(model: MdofModel, records: Sequence[MdofRecord], stage: Stage, params: ParameterSet, *,
+              sources: Mapping[str, str] | None = None, last: bool = False, max_iterations: int = 60,
+              progress: ProgressFn | None = None) -> StageReport:
+    """Run one stage from ``params`` (the dashboard runs the stages one by one; :func:`run_stages` all of them).
+
+    Parameters
+    ----------
+    model, records
+    stage : Stage
+    params : ParameterSet
+        Values after the earlier stages; parameters not free there (``vary=False``) stay fixed.
+    sources : mapping or None
+        Where each parameter's current value came from (a stage name, or "start").
+    last : bool
+        The final (joint) stage: hold only what the records cannot determine at all (Jacobian condition number
+        above 1e5); earlier stages hold what they cannot pin down well (above 1e4).
+    max_iterations : int
+    progress : callable or None
+        ``progress(stage, fraction, message)``.
+    """
+    names = [r.name for r in records]
+    source = {p.name: "start" for p in params}
+    source.update(sources or {})
+    chosen = _match(stage.records, names)
+    free = tuple(f for f in _match(stage.free, model.param_names) if params[f].vary)
+    if not chosen or not free:
+        why = (f"no record matches {', '.join(stage.records)}" if not chosen
+               else f"no free parameter matches {', '.join(stage.free)}")
+        held = tuple((p, source[p]) for p in model.param_names if p not in free)
+        return StageReport(stage=stage, records=chosen, free=free, held=held, fit=None, trust="", skipped=why)
+    fit = fit_records(model, [r for r in records if r.name in chosen], params, free, max_iterations=max_iterations,
+                      screen_tol=1e-10 if last else 1e-8, progress=progress, stage=stage.name)
+    held = tuple((p, source[p] if p not in fit.undetermined else "start: not determined by these records")
+                 for p in model.param_names if p not in fit.free)
+    return StageReport(stage=stage, records=chosen, free=fit.free, held=held, fit=fit, trust=_trust(fit))
+
+
 def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan, params: ParameterSet | None = None, *,
                max_iterations: int = 60, progress: ProgressFn | None = None) -> StagedResult:
     """Run the stages in order, each starting from the previous stages' estimates.
@@ -239,20 +276,10 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
     if not records:
         raise ModelSpecError("no records to identify from")
     current = model.parameters() if params is None else params
-    may_vary = {p.name for p in current if p.vary}
     source = {p.name: "start" for p in current}
-    names = [r.name for r in records]
     reports = []
     n = len(plan.stages)
     for k, st in enumerate(plan.stages):
-        chosen = _match(st.records, names)
-        free = tuple(f for f in _match(st.free, model.param_names) if f in may_vary)
-        held = tuple((p, source[p]) for p in model.param_names if p not in free)
-        if not chosen or not free:
-            why = (f"no record matches {', '.join(st.records)}" if not chosen
-                   else f"no free parameter matches {', '.join(st.free)}")
-            reports.append(StageReport(stage=st, records=chosen, free=free, held=held, fit=None, trust="", skipped=why))
-            continue
         sub = None
         if progress is not None:
             report = progress
@@ -260,16 +287,13 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
             def sub(stage: str, fraction: float, message: str, k: int = k, name: str = st.name) -> None:
                 report("stages", (k + min(max(fraction, 0.0), 1.0)) / n, f"stage {k + 1} of {n} ({name}): {message}")
 
-        last = k == n - 1  # earlier stages hold what they cannot pin down well (condition number above 1e4)
-        fit = fit_records(model, [r for r in records if r.name in chosen], current, free,
-                          max_iterations=max_iterations, screen_tol=1e-10 if last else 1e-8, progress=sub, stage=st.name)
-        if fit.success:
-            current = fit.parameters
-            for f in fit.free:
+        rep = run_stage(model, records, st, current, sources=source, last=k == n - 1, max_iterations=max_iterations,
+                        progress=sub)
+        if rep.fit is not None and rep.fit.success:
+            current = rep.fit.parameters
+            for f in rep.fit.free:
                 source[f] = st.name
-        held = tuple((p, source[p] if p not in fit.undetermined else "start: not determined by these records")
-                     for p in model.param_names if p not in fit.free)
-        reports.append(StageReport(stage=st, records=chosen, free=fit.free, held=held, fit=fit, trust=_trust(fit)))
+        reports.append(rep)
     ran = [r for r in reports if r.fit is not None]
     ok = bool(ran) and all(r.fit is not None and r.fit.success for r in ran)
     msg = (f"{len(ran)} of {n} stages ran" + ("" if ok else "; a stage failed (see its report)")) if ran else (

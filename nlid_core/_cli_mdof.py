@@ -1,0 +1,341 @@
+"""The CLI's multi-DOF side: ``identify`` and ``simulate`` with ``--model MODEL_FILE``, and ``experiments``.
+
+``identify DATA... --model MODEL_FILE`` loads each file with the model file's column mapping (``[inputs]`` and
+``[outputs]``), marks static load-case records (``--static NAME``) and held DOFs (``--held NAME=DOF,DOF``) — or reads
+all of that from a records manifest (``--records MANIFEST.toml``, written by ``experiments``) — and runs the stage
+plan (``--stages PLAN.toml``; ``default``, the seed's four steps, stages without matching records skipped; ``none``,
+every parameter at once). The JSON has the single-DOF result's keys where they mean the same thing (``parameters``
+with value, stderr, ci95, unit, vary; ``metrics.channels``; ``diagnostics``) plus ``stages`` with each stage's report.
+
+``simulate INPUT --model MODEL_FILE`` simulates the model from the file's inputs (from rest at the static equilibrium
+under the first inputs) and writes t and every DOF's position and velocity. ``experiments --model MODEL_FILE | --preset
+NAME --out DIR`` writes the standard simulated experiments, the model file and the manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import DataValidationError, ModelSpecError, NlidError
+
+__all__ = ["add_experiments_parser", "add_mdof_options", "run_experiments", "run_identify_mdof", "run_simulate_mdof"]
+
+
+def add_mdof_options(parser: argparse.ArgumentParser, *, identify: bool) -> None:
+    """Add ``--model`` (and, for identify, the records' roles and the stage plan) to a command."""
+    parser.add_argument("--model", metavar="MODEL_FILE",
+                        help="a multi-DOF model file (TOML, see the README): its [inputs]/[outputs] map the columns")
+    parser.add_argument("--held", action="append", default=[], metavar="RECORD=DOF,DOF",
+                        help="with --model: DOFs the rig held in a record (repeatable)")
+    if identify:
+        parser.add_argument("--static", action="append", default=[], metavar="RECORD",
+                            help="with --model: a record of static load cases, one per row (repeatable)")
+        parser.add_argument("--records", metavar="MANIFEST",
+                            help="with --model: a records manifest (TOML [[record]] tables with file, static, held)"
+                                 " instead of DATA files")
+        parser.add_argument("--stages", metavar="PLAN", default="default",
+                            help="with --model: stage plan file (TOML [[stage]] tables), `default` (static → small →"
+                                 " sweeps → joint, stages without records skipped) or `none` (all at once)")
+
+
+def add_experiments_parser(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``experiments`` command (simulated multi-DOF experiments with a known answer)."""
+    ex = sub.add_parser("experiments", help="write simulated multi-DOF experiments (static, small, sweeps, multi)"
+                                            " with their model file and manifest")
+    src = ex.add_mutually_exclusive_group(required=True)
+    src.add_argument("--model", metavar="MODEL_FILE", help="the true model (its values are the truth)")
+    src.add_argument("--preset", choices=("chain", "platform"), help="a preset model with its default values")
+    ex.add_argument("--masses", type=int, default=3, help="number of masses of the chain preset")
+    ex.add_argument("--level", type=float, default=1.0, help="load level (1: about 2 mm static deflection)")
+    ex.add_argument("--noise", type=float, default=0.005, help="output noise as a fraction of each output's range")
+    ex.add_argument("--fs", type=float, default=500.0, help="sampling rate, Hz")
+    ex.add_argument("--duration", type=float, default=10.0, help="duration of each dynamic record, s")
+    ex.add_argument("--seed", type=int, default=0)
+    ex.add_argument("--out", required=True, help="output folder")
+    ex.add_argument("--quiet", action="store_true")
+
+
+def _model(path: str) -> Any:
+    from .mdof.modelfile import load_model
+
+    return load_model(path)
+
+
+def _held(specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for s in specs:
+        name, sep, dofs = s.partition("=")
+        if not sep or not name.strip():
+            raise ModelSpecError(f"--held `{s}` must be RECORD=DOF,DOF")
+        out[name.strip()] = tuple(d.strip() for d in dofs.split(",") if d.strip())
+    return out
+
+
+def _manifest(path: str) -> list[tuple[Path, bool, tuple[str, ...]]]:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataValidationError(f"cannot read the records manifest {p.name}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise DataValidationError(f"records manifest {p.name} is not valid TOML: {exc}") from None
+    rows = data.get("record")
+    if not isinstance(rows, list) or not rows:
+        raise DataValidationError(f"records manifest {p.name}: write one [[record]] table per record file")
+    out = []
+    for k, r in enumerate(rows):
+        if not isinstance(r, dict) or not isinstance(r.get("file"), str):
+            raise DataValidationError(f"records manifest {p.name}, [[record]] #{k + 1}: needs `file`")
+        held = r.get("held", [])
+        if not isinstance(held, list) or not all(isinstance(h, str) for h in held):
+            raise DataValidationError(f"records manifest {p.name}, [[record]] #{k + 1}: `held` must be a list of DOFs")
+        out.append((p.parent / r["file"], bool(r.get("static", False)), tuple(held)))
+    return out
+
+
+def load_mdof_records(model: Any, args: argparse.Namespace) -> list[Any]:
+    """The command's records as the model sees them (files loaded in the guarded worker)."""
+    from .guard import load_record_guarded
+    from .mdof.data import column_spec, from_record
+
+    if getattr(args, "columns", None):
+        raise ModelSpecError("with --model the model file's [inputs] and [outputs] map the columns; drop --columns")
+    spec = column_spec(model)
+    if getattr(args, "records", None):
+        entries = _manifest(args.records)
+    else:
+        held = _held(args.held)
+        statics = set(getattr(args, "static", []))
+        entries = [(Path(d), Path(d).stem in statics, held.get(Path(d).stem, ())) for d in args.data]
+    out = []
+    for path, static, held_dofs in entries:
+        rec = load_record_guarded(path, columns=spec, units=args.units, resample=args.resample, fs=args.fs,
+                                  rows=args.rows)
+        out.append(from_record(model, rec, held=held_dofs, static=static))
+    names = [r.name for r in out]
+    unknown = (set(_held(args.held)) | set(getattr(args, "static", []))) - set(names)
+    if unknown and not getattr(args, "records", None):
+        raise ModelSpecError(f"--held/--static name records that were not loaded: {sorted(unknown)} (records: {names})")
+    return out
+
+
+def _num(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def _fit_dict(fit: Any) -> dict[str, Any]:
+    return {
+        "success": fit.success, "message": fit.message, "free": list(fit.free), "records": list(fit.records),
+        "condition_number_scaled": _num(fit.condition), "weakest_direction": fit.weakest,
+        "undetermined": list(fit.undetermined), "elapsed_s": fit.elapsed_s, "iterations": fit.iterations,
+        "nfev": fit.nfev, "cost": _num(fit.cost), "reduced_chi2": _num(fit.s2),
+        "estimates": {e.name: {"value": e.value, "stderr": _num(e.stderr), "ci95": [_num(e.lower95), _num(e.upper95)],
+                               "unit": e.unit} for e in fit.estimates if e.free},
+    }
+
+
+def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str, Any]:
+    """The JSON document of a staged multi-DOF identification."""
+    from ._version import __version__
+
+    final = staged.final
+    est = {e.name: e for e in final.estimates} if final is not None else {}
+    params = {}
+    for p in staged.parameters:
+        e = est.get(p.name)
+        se = e.stderr if e is not None and e.free else math.nan
+        params[p.name] = {"value": p.value, "stderr": _num(se), "ci95": [_num(p.value - 1.959963984540054 * se),
+                                                                          _num(p.value + 1.959963984540054 * se)],
+                          "rel_stderr": _num(abs(se / p.value) if p.value else math.nan), "unit": p.unit,
+                          "vary": bool(e is not None and e.free), "bounds": [_num(p.lower), _num(p.upper)],
+                          "notes": ["not determined by the records: held at its start value"]
+                          if final is not None and p.name in final.undetermined else []}
+    channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": _num(c.fit_percent),
+                 "noise_sigma": c.sigma} for c in (final.channels if final is not None else ())]
+    doc: dict[str, Any] = {
+        "nlid_version": __version__, "success": staged.success, "message": staged.message, "method": "staged-output-error",
+        "model": {"name": model.name, "dofs": list(model.dof_names), "inputs": list(model.used_inputs),
+                  "outputs": list(model.output_dofs), "description": model.describe()},
+        "parameters": params,
+        "metrics": {"cost": _num(final.cost) if final else None, "nfev": final.nfev if final else 0, "channels": channels},
+        "diagnostics": {"condition_number_scaled": _num(final.condition) if final else None,
+                        "weak_directions": [final.weakest] if final and final.weakest else [],
+                        "strong_correlations": [{"a": a, "b": b, "rho": r} for a, b, r in final.correlations]
+                        if final else []},
+        "initial_states": [{"record": k, "state": [float(v) for v in y0]}
+                           for k, y0 in (final.initial_states.items() if final else ())],
+        "stages": [{"name": s.stage.name, "note": s.stage.note, "record_patterns": list(s.stage.records),
+                    "free_patterns": list(s.stage.free), "records": list(s.records), "skipped": s.skipped,
+                    "trust": s.trust, "held": [{"name": n, "from": src} for n, src in s.held],
+                    "fit": _fit_dict(s.fit) if s.fit is not None else None} for s in staged.stages],
+        "timing": {"total_s": staged.elapsed_s},
+    }
+    if validations:
+        doc["validation"] = [{"record": v.record, "success": v.success, "message": v.message,
+                              "channels": [{"channel": n, "unit": u, "fit_percent": _num(f), "rmse": _num(r)}
+                                           for n, u, f, r in zip(v.names, v.units, v.fit_percent, v.rmse, strict=True)]}
+                             for v in validations]
+    return doc
+
+
+def format_staged(model: Any, staged: Any, validations: Sequence[Any]) -> str:
+    """The text report: every stage, then the final parameters and the validation per channel."""
+    lines = [model.describe(), "", f"staged identification: {staged.message} ({staged.elapsed_s:.1f} s)"]
+    for k, s in enumerate(staged.stages, 1):
+        lines.append("")
+        lines.append(f"stage {k} `{s.stage.name}` — {s.stage.note}")
+        if s.fit is None:
+            lines.append(f"  skipped: {s.skipped}")
+            continue
+        f = s.fit
+        lines.append(f"  records: {', '.join(s.records)}; estimated: {', '.join(f.free) or '—'}")
+        if f.undetermined:
+            lines.append(f"  not determined by these records (held): {', '.join(f.undetermined)}")
+        lines.append(f"  {f.message}; condition number {f.condition:.3g}; {f.elapsed_s:.1f} s")
+        if f.weakest:
+            lines.append(f"  weakest direction: {f.weakest}")
+        lines.append(f"  trust: {s.trust}")
+    final = staged.final
+    lines += ["", "parameters (value ± standard error, 95 % interval):"]
+    est = {e.name: e for e in final.estimates} if final is not None else {}
+    for p in staged.parameters:
+        e = est.get(p.name)
+        if e is not None and e.free and math.isfinite(e.stderr):
+            lines.append(f"  {p.name:14s} {p.value:12.6g} ± {e.stderr:.3g} [{e.lower95:.6g}, {e.upper95:.6g}] {p.unit}")
+        else:
+            lines.append(f"  {p.name:14s} {p.value:12.6g} (held) {p.unit}")
+    if final is not None:
+        lines += ["", "fit per record and channel (fit %, rms error):"]
+        for c in final.channels:
+            lines.append(f"  {c.record:12s} {c.output:6s} {c.fit_percent:7.2f} %  {c.rmse:.3g} {c.unit}")
+    for v in validations:
+        lines += ["", f"validation on {v.record}: {v.message}"]
+        for n, u, fp, r in zip(v.names, v.units, v.fit_percent, v.rmse, strict=True):
+            lines.append(f"  {n:6s} {fp:7.2f} %  {r:.3g} {u}")
+    return "\n".join(lines)
+
+
+def _plan(model: Any, spec: str) -> Any:
+    from .mdof.stages import Stage, StagePlan, default_plan, parse_plan
+
+    if spec == "default":
+        return default_plan(model)
+    if spec == "none":
+        return StagePlan(stages=(Stage(name="one-shot", records=("*",), free=("*",),
+                                       note="every parameter on every record at once"),))
+    p = Path(spec)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelSpecError(f"cannot read the stage plan {p.name}: {exc}") from None
+    return parse_plan(text, source=f"stage plan {p.name}")
+
+
+def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any]]:
+    """``identify --model``: (exit status, text report, JSON document)."""
+    from .guard import load_record_guarded
+    from .mdof.data import column_spec, from_record
+    from .mdof.stages import run_stages
+    from .mdof.validation import validate_record
+
+    model = _model(args.model)
+    records = load_mdof_records(model, args)
+    plan = _plan(model, args.stages)
+    staged = run_stages(model, records, plan, model.parameters())
+    validations = []
+    if args.validate:
+        held = _held(args.held)
+        for v in args.validate:
+            rec = load_record_guarded(v, columns=column_spec(model), units=args.units, resample=args.resample,
+                                      fs=args.fs, rows=args.validate_rows)
+            validations.append(validate_record(model, from_record(model, rec, held=held.get(rec.name, ())),
+                                               staged.parameters))
+    return (0 if staged.success else 1), format_staged(model, staged, validations), result_dict(model, staged, validations)
+
+
+def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarray]]:
+    """``simulate --model``: (message, columns of the output file)."""
+    from ._cli_model import parse_values
+    from .errors import SimulationError
+    from .guard import load_record_guarded
+    from .mdof.experiments import run
+
+    model = _model(args.model)
+    values = parse_values(args.params, "--params") if args.params else {}
+    theta = model.parameters(values).values
+    spec = ",".join(f"f{k + 1}={col}" for k, (_, col) in enumerate(model.inputs))
+    if not spec:
+        raise ModelSpecError("the model file maps no [inputs] to file columns")
+    rec = load_record_guarded(args.input, columns=spec, units=args.units, resample=args.resample, fs=args.fs,
+                              rows=args.rows, input_only=True)
+    u = np.column_stack([np.asarray(rec.f if k == 0 else rec.extra_channels[f"f{k + 1}"]) for k in range(len(model.inputs))])
+    held = _held(args.held).get(rec.name, ())
+    try:
+        res = run(model, np.asarray(rec.t), u, theta, held=held)
+    except SimulationError as exc:
+        raise NlidError(str(exc)) from None
+    cols: dict[str, np.ndarray] = {"t [s]": np.asarray(rec.t)}
+    for i, d in enumerate(model.dof_names):
+        cols[f"{d} [{model.dof_unit(d)}]"] = res.q[:, i]
+    for i, d in enumerate(model.dof_names):
+        cols[f"{d}_dot [{model.dof_unit(d)}/s]"] = res.qd[:, i]
+    return res.message, cols
+
+
+def run_experiments(args: argparse.Namespace) -> str:
+    """``experiments``: write the records, the model file and the manifest; the summary text."""
+    from .mdof.data import to_frame
+    from .mdof.experiments import experiment_set
+    from .mdof.modelfile import dump_model
+    from .mdof.presets import chain, platform
+
+    if args.model:
+        model = _model(args.model)
+    elif args.preset == "chain":
+        model = chain(args.masses)
+    else:
+        model = platform()
+    for name, v in (("--level", args.level), ("--noise", args.noise), ("--fs", args.fs), ("--duration", args.duration)):
+        if not (math.isfinite(v) and v > 0) and not (name == "--noise" and v == 0):
+            raise ModelSpecError(f"`{name}` must be a positive number, got {v}")
+    records = experiment_set(model, level=args.level, noise=args.noise, fs=args.fs, duration=args.duration,
+                             rng=args.seed)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "model.toml").write_text(dump_model(model), encoding="utf-8")
+        manifest = []
+        for r in records:
+            to_frame(model, r).to_csv(out / f"{r.name}.csv", index=False)
+            entry = [f'[[record]]', f'file = "{r.name}.csv"']
+            if r.static:
+                entry.append("static = true")
+            if r.held:
+                entry.append("held = [" + ", ".join(f'"{h}"' for h in r.held) + "]")
+            manifest.append("\n".join(entry))
+        (out / "records.toml").write_text("\n\n".join(manifest) + "\n", encoding="utf-8")
+        noise = {r.name: r.meta.get("noise", {}) for r in records}
+        (out / "truth.json").write_text(json.dumps({"parameters": dict(zip(model.param_names,
+                                                                           model.parameters().values.tolist(), strict=True)),
+                                                    "noise": noise}, indent=2), encoding="utf-8")
+    except OSError as exc:
+        raise NlidError(f"cannot write into `{args.out}`: {exc.strerror}") from None
+    return (f"wrote {len(records)} records ({', '.join(r.name for r in records)}), model.toml (the truth), records.toml"
+            f" and truth.json into {out}")
+
+
+def check_no_mdof_flags(args: argparse.Namespace) -> None:
+    """Refuse the multi-DOF flags without ``--model``."""
+    used = [flag for flag, value in (("--held", getattr(args, "held", [])), ("--static", getattr(args, "static", [])),
+                                     ("--records", getattr(args, "records", None))) if value]
+    if used:
+        raise ModelSpecError(f"{', '.join(used)} need --model MODEL_FILE")
+
