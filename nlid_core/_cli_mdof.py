@@ -26,7 +26,8 @@ import numpy as np
 
 from .errors import DataValidationError, ModelSpecError, NlidError
 
-__all__ = ["add_experiments_parser", "add_mdof_options", "run_experiments", "run_identify_mdof", "run_simulate_mdof"]
+__all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
+           "run_simulate_mdof"]
 
 
 def add_mdof_options(parser: argparse.ArgumentParser, *, identify: bool) -> None:
@@ -61,6 +62,49 @@ def add_experiments_parser(sub: argparse._SubParsersAction[Any]) -> None:
     ex.add_argument("--seed", type=int, default=0)
     ex.add_argument("--out", required=True, help="output folder")
     ex.add_argument("--quiet", action="store_true")
+
+
+def add_mimo_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
+    """Add the ``mimo`` command: evidence across the channels of a multi-DOF model's records."""
+    from ._cli_common import share_options
+
+    mi = sub.add_parser("mimo", help="FRF matrix, cross-coupling and level drift of multi-DOF records (needs --model)")
+    mi.add_argument("data", nargs="*", help="record files, read with the model file's column mapping")
+    mi.add_argument("--json", metavar="OUT", help="write the findings, the coupling table and the FRF matrix as JSON")
+    share_options(mi, identify, ("units", "fs", "resample", "rows"))
+    add_mdof_options(mi, identify=True)
+    mi.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+def run_mimo(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    """``mimo``: (text, JSON document)."""
+    from .mdof.evidence import record_evidence
+
+    if not args.model:
+        raise ModelSpecError("mimo needs --model MODEL_FILE (its [inputs] and [outputs] map the channels)")
+    if not args.data and not args.records:
+        raise ModelSpecError("mimo: give DATA files or --records MANIFEST")
+    model = _model(args.model)
+    ev = record_evidence(model, load_mdof_records(model, args))
+    doc: dict[str, Any] = {"summary": list(ev.summary)}
+    lines = list(ev.summary)
+    if ev.coupling is not None:
+        frame = ev.coupling.to_frame()
+        doc["coupling"] = json.loads(frame.to_json(orient="records"))
+        lines += ["", "coupling (output, input, contribution relative to the main input):"]
+        lines += [f"  {r.output:6s} {r.input:6s} {r.relative_percent:8.3g} %" for r in frame.itertuples()]
+    if ev.frf is not None:
+        f = ev.frf
+        doc["frf"] = {"freq_hz": f.freq_hz.tolist(), "inputs": list(f.input_names), "outputs": list(f.output_names),
+                      "units": [list(u) for u in f.units],
+                      "magnitude": [[[_num(v) for v in np.abs(f.H[:, i, j])] for j in range(len(f.input_names))]
+                                    for i in range(len(f.output_names))],
+                      "coherence_multiple": [[_num(v) for v in f.coherence_multiple[:, i]]
+                                             for i in range(len(f.output_names))],
+                      "valid": [[f.valid[:, i, j].tolist() for j in range(len(f.input_names))]
+                                for i in range(len(f.output_names))]}
+    doc["level_drift"] = [json.loads(d.to_frame().to_json(orient="records")) for d in ev.drifts]
+    return "\n".join(lines), doc
 
 
 def _model(path: str) -> Any:

@@ -170,7 +170,7 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
 
 def _build_parser() -> argparse.ArgumentParser:
     from ._cli_friction import add_friction_parser
-    from ._cli_mdof import add_experiments_parser, add_mdof_options
+    from ._cli_mdof import add_experiments_parser, add_mdof_options, add_mimo_parser
     from ._cli_model import add_model_options
     from ._cli_simulate import add_simulate_parser
     from .estimate import INITIAL_STATES, METHODS
@@ -269,6 +269,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_simulate_parser(sub, ident)
     add_friction_parser(sub, ident)
     add_experiments_parser(sub)
+    add_mimo_parser(sub, ident)
     from ._cli_split import add_split_parser
 
     add_split_parser(sub, ident)
@@ -377,6 +378,20 @@ def _identify_mdof(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
     return status
+
+
+def _mimo(args: argparse.Namespace) -> int:
+    from ._cli_mdof import run_mimo
+
+    text, doc = run_mimo(args)
+    if not args.quiet:
+        _print_report(text)
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(doc, indent=2, allow_nan=False))
+        except OSError as exc:
+            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    return 0
 
 
 def _experiments(args: argparse.Namespace) -> int:
@@ -631,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
-                       "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments,
+                       "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
                        "nonlinearity": _nonlinearity}[args.command]
             status = handler(args)
         del caught

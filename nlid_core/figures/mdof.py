@@ -3,8 +3,13 @@ resonance with level, the fit of each simulated channel, and a diagram of the mo
 
 The data come from :mod:`nlid_core.nonlinearity.mimo`; nothing is computed here but what a plot
 needs. The model diagram takes small descriptions (:class:`DiagramNode`, :class:`DiagramEdge`,
-:class:`DiagramBody`) built from a model by the caller: a chain as masses in a row with the ground
-at the left, a platform seen from above with its mounts, its reference point O and the CoG.
+:class:`DiagramBody`); :func:`model_figure` builds them from an
+:class:`~nlid_core.mdof.spec.MdofModel`: lumped DOFs as masses in a row (model order) with the
+ground at the left (and a second ground at the right for a connection from the last DOF to
+ground), one edge per connection labelled with its name and terms; a rigid body seen from above,
+its outline through the mount points' body coordinates (a_x, a_y), the mounts, its reference point
+O and the centre of gravity (c_x, c_y) at the model's values. :func:`record_figure` draws a
+multi-DOF record's inputs and outputs with their units.
 Labels of the diagram are placed greedily around their anchor (node, edge middle, body centre) so
 they do not overlap each other or the nodes at the figure's nominal size.
 """
@@ -23,6 +28,8 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from .._checks import check_int
 from ..errors import DataValidationError, ModelSpecError
+from ..mdof.data import MdofRecord
+from ..mdof.spec import MdofModel
 from ..nonlinearity.mimo import ChannelFits, CouplingTable, FrfMatrix, LevelDrift
 from ..nonlinearity.thresholds import LEVEL_SIGNIFICANCE, MIN_COHERENCE
 from .common import COLORS, FONT, FloatArray, _as_signal, _finish, _label, _text, decimate_for_plot
@@ -39,6 +46,8 @@ __all__ = [
     "level_drift_figure",
     "channel_fit_figure",
     "model_diagram",
+    "model_figure",
+    "record_figure",
 ]
 
 #: Kinds of diagram nodes and how they are drawn (plotly marker symbol, colour, size in px).
@@ -52,6 +61,8 @@ NODE_KINDS: dict[str, tuple[str, str, int]] = {
 EDGE_KINDS = ("spring", "damper", "line")
 _FAINT = "#b0b0b0"
 _GRID_ROW_HEIGHT = 170
+#: Above this many inputs the FRF grid's cells drop their axis titles (the units go in the figure title).
+_WIDE_INPUTS = 3
 _SMALL = 10
 #: Nominal size of the model diagram (px); labels are kept apart at this size.
 _DIAGRAM_WIDTH = 900
@@ -82,7 +93,8 @@ def frf_matrix_figure(frf: FrfMatrix, *, max_outputs: int = 6, max_inputs: int =
     Each cell ``input → output`` shows ``|H|`` on log-log axes, solid where valid and thin grey where
     not (outside the input's band, low multiple coherence; NaN lines leave gaps). The last column
     holds the multiple coherence of the row's output with the ``MIN_COHERENCE`` line. All cells
-    share the frequency axis (zooming one zooms all).
+    share the frequency axis (zooming one zooms all). With more than three inputs the cells are
+    too narrow for axis titles: the units are listed in the figure title and in the hover text.
 
     Parameters
     ----------
@@ -98,6 +110,7 @@ def frf_matrix_figure(frf: FrfMatrix, *, max_outputs: int = 6, max_inputs: int =
     _check_type("frf", frf, FrfMatrix)
     n_out = min(len(frf.output_names), check_int("max_outputs", max_outputs, 1))
     n_in = min(len(frf.input_names), check_int("max_inputs", max_inputs, 1))
+    wide = n_in > _WIDE_INPUTS  # narrow cells: axis titles would run into the next cell; units go in the title
     titles = []
     for i in range(n_out):
         titles += [f"{frf.input_names[j]} → {frf.output_names[i]}" for j in range(n_in)]
@@ -120,13 +133,13 @@ def frf_matrix_figure(frf: FrfMatrix, *, max_outputs: int = 6, max_inputs: int =
                                      legendgroup="invalid", showlegend=first, line={"color": _FAINT, "width": 0.8},
                                      hovertemplate=hover + " (not valid)<extra></extra>"), row=i + 1, col=j + 1)
             fig.update_yaxes(type="log", nticks=5, row=i + 1, col=j + 1,
-                             title={"text": _label("|H|", frf.units[i][j]), "font": {"size": _SMALL}})
+                             title={"text": "" if wide else _label("|H|", frf.units[i][j]), "font": {"size": _SMALL}})
         fig.add_trace(go.Scatter(x=f, y=frf.coherence_multiple[keep, i], mode="lines", name="multiple coherence",
                                  legendgroup="coherence", showlegend=i == 0, line={"color": COLORS[2], "width": 1.0},
                                  hovertemplate="γ² = %{y:.3f} at %{x:.4g} Hz<extra></extra>"),
                       row=i + 1, col=n_in + 1)
         fig.add_hline(y=MIN_COHERENCE, line={"color": "#999", "dash": "dot", "width": 1}, row=i + 1, col=n_in + 1)
-        fig.update_yaxes(range=[0, 1.05], title={"text": _label("γ²", "-"), "font": {"size": _SMALL}},
+        fig.update_yaxes(range=[0, 1.05], title={"text": "" if wide else _label("γ²", "-"), "font": {"size": _SMALL}},
                          row=i + 1, col=n_in + 1)
     fig.update_xaxes(type="log", tickfont={"size": _SMALL})
     fig.update_yaxes(tickfont={"size": _SMALL})
@@ -137,6 +150,9 @@ def frf_matrix_figure(frf: FrfMatrix, *, max_outputs: int = 6, max_inputs: int =
     title = "FRF matrix (H1): |H| per input → output" + (
         f" (first {n_out} of {len(frf.output_names)} outputs, {n_in} of {len(frf.input_names)} inputs)"
         if cut else "")
+    if wide:
+        units = sorted({frf.units[i][j] for i in range(n_out) for j in range(n_in)})
+        title += f"; |H| in {', '.join(units)} (hover a line for its unit)"
     return _finish(fig, title, height=_GRID_ROW_HEIGHT * n_out + 150)
 
 
@@ -544,6 +560,11 @@ def model_diagram(
     for _, pa, pb, _, amp_e in edge_mid:  # the drawn springs and dampers: boxes along their middle part
         for frac in np.linspace(0.25, 0.75, 6):
             taken.append(_marker_box(geo.px(*(pa + frac * (pb - pa))), int(2 * amp_e * scale)))
+    for body in bodies:  # the outline: labels keep off its sides
+        corners = np.column_stack([[*body.xs, body.xs[0]], [*body.ys, body.ys[0]]])
+        for p0, p1 in zip(corners[:-1], corners[1:]):
+            for frac in np.linspace(0.0, 1.0, 13):
+                taken.append(_marker_box(geo.px(*(p0 + frac * (p1 - p0))), 4))
     for n in nodes:
         _annotate(fig, geo, (n.x, n.y), n.name, _node_candidates(n.name), taken)
     for e, pa, pb, nrm, amp_e in edge_mid:
@@ -571,3 +592,119 @@ def _annotate(fig: go.Figure, geo: _Geometry, at: tuple[float, float], text: str
     fig.add_annotation(x=at[0], y=at[1], xshift=dx, yshift=dy, text=_text(text), name=text, showarrow=False,
                        xanchor="center", yanchor="middle", font={"family": FONT["family"], "size": size,
                                                                   "color": color})
+
+
+# --------------------------------------------------------------------------- a model's diagram
+
+
+def _terms_text(terms: Sequence[Any]) -> str:
+    return " + ".join(t.name for t in terms)
+
+
+def _chain_parts(model: MdofModel) -> tuple[list[DiagramNode], list[DiagramEdge]]:
+    """Masses in a row at x = 1 … n (model order), the ground at x = 0 and, for a connection from the last
+    DOF to ground, a second ground at x = n + 1."""
+    names = model.dof_names
+    nodes = [DiagramNode("ground", 0.0, 0.0, "ground")]
+    nodes += [DiagramNode(n, float(i + 1), 0.0, "mass") for i, n in enumerate(names)]
+    edges = []
+    right = "ground "  # the far end's ground: a distinct node name that reads like the left one
+    for c in model.connections:
+        b = c.b
+        if b is None:
+            b = right if len(names) > 1 and c.a == names[-1] else "ground"
+        edges.append(DiagramEdge(c.a, b, f"{c.name}: {_terms_text(c.terms)}"))
+    if any(e.b == right for e in edges):
+        nodes.append(DiagramNode(right, float(len(names) + 1), 0.0, "ground"))
+    return nodes, edges
+
+
+def _body_parts(model: MdofModel) -> tuple[list[DiagramNode], list[DiagramBody], str]:
+    """Top view of a rigid body: the mounts at (a_x, a_y), O, the CoG, the outline through the mounts (by angle
+    about their centroid) and a summary of the mounts' terms."""
+    values = model.parameters()
+    pts = np.array([[m.at[0], m.at[1]] for m in model.mounts], dtype=np.float64)
+    nodes = [DiagramNode(m.name, float(p[0]), float(p[1]), "mount") for m, p in zip(model.mounts, pts)]
+    nodes += [DiagramNode("O", 0.0, 0.0, "body_point"),
+              DiagramNode("CoG", float(values["cx"].value), float(values["cy"].value), "body_point")]
+    bodies: list[DiagramBody] = []
+    centre = pts.mean(axis=0)
+    order = np.argsort(np.arctan2(pts[:, 1] - centre[1], pts[:, 0] - centre[0]))
+    outline = pts[order]
+    span = outline - outline[0]
+    if len(outline) >= 3 and np.any(np.abs(span[1:, 0] * span[-1, 1] - span[1:, 1] * span[-1, 0]) > 0):
+        bodies.append(DiagramBody("body (top view)", tuple(float(v) for v in outline[:, 0]),
+                                  tuple(float(v) for v in outline[:, 1])))
+    summaries = {"; ".join(f"{a}: {_terms_text(t)}" for a, t in m.terms) for m in model.mounts}
+    terms = f"mounts {summaries.pop()}" if len(summaries) == 1 else "mount terms differ (see the description)"
+    return nodes, bodies, terms
+
+
+def model_figure(model: MdofModel) -> go.Figure:
+    """Diagram of a multi-DOF model (see the module docstring), drawn by :func:`model_diagram`.
+
+    Parameters
+    ----------
+    model : MdofModel
+        Lumped DOFs with connections, or a rigid body on mounts.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Lumped: masses in a row, the ground at the left, one spring per connection labelled
+        ``name: terms``. Rigid body: top view (x right, y up, m) with the outline through the mount
+        points, the mounts, O and the CoG; the mounts' terms in the title.
+    """
+    _check_type("model", model, MdofModel)
+    if model.body:
+        nodes, bodies, terms = _body_parts(model)
+        return model_diagram(nodes, [], title=f"{model.name}, top view (body axes, m); {terms}", bodies=bodies)
+    nodes, edges = _chain_parts(model)
+    return model_diagram(nodes, edges, title=f"{model.name}: masses and connections (ground at the left)")
+
+
+# --------------------------------------------------------------------------- a record
+
+
+_RECORD_ROW_HEIGHT = 120
+
+
+def record_figure(model: MdofModel, rec: MdofRecord, *, max_points: int = 4000) -> go.Figure:
+    """A multi-DOF record's inputs and measured outputs, one panel per channel, labelled with units.
+
+    Parameters
+    ----------
+    model : MdofModel
+        Gives the channels' units (N or N·m for inputs, m or rad for outputs).
+    rec : MdofRecord
+    max_points : int
+        Most points per trace (min/max decimation).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Inputs first, then outputs; a static record is drawn as markers against the load case.
+    """
+    _check_type("model", model, MdofModel)
+    _check_type("rec", rec, MdofRecord)
+    mp = check_int("max_points", max_points, 4)
+    chans = [(n, rec.u[:, j], model.input_unit(n)) for j, n in enumerate(rec.input_names)]
+    chans += [(n, rec.y[:, j], model.dof_unit(n)) for j, n in enumerate(rec.output_names)]
+    rows = len(chans)
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=min(0.06, 0.4 / rows))
+    for k, (name, arr, unit) in enumerate(chans):
+        if rec.static:
+            td, yd = np.asarray(rec.t, dtype=np.float64), np.asarray(arr, dtype=np.float64)
+        else:
+            td, yd = decimate_for_plot(rec.t, arr, mp)
+        is_input = k < len(rec.input_names)
+        fig.add_trace(go.Scatter(x=td, y=yd, mode="markers" if rec.static else "lines", name=_text(name),
+                                 line={"color": COLORS[0] if is_input else COLORS[1 + k % 5], "width": 1.1},
+                                 showlegend=False), row=k + 1, col=1)
+        fig.update_yaxes(title={"text": _label(name, unit), "font": {"size": _SMALL}}, tickfont={"size": _SMALL},
+                         row=k + 1, col=1)
+    fig.update_xaxes(title_text=_label("load case" if rec.static else "time", "-" if rec.static else "s"), row=rows,
+                     col=1)
+    held = f"; held: {', '.join(rec.held)}" if rec.held else ""
+    title = f"record {rec.name}: inputs ({', '.join(rec.input_names)}) and outputs{held}"
+    return _finish(fig, title, height=_RECORD_ROW_HEIGHT * rows + 130)

@@ -51,6 +51,10 @@ ProgressFn = Callable[[str, float, str], None]
 RANK_TOL = 1e-12
 #: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02).
 GAIN_TOL = 1e-2
+#: Reduced χ² (first-pass weights) at the end of a direct fit above which it is tried again over growing horizons.
+FAR_END = 3.0
+#: Shortest leading part of a record fitted on its own (samples).
+MIN_HORIZON = 400
 #: Records fitted side by side at most (threads; the compiled simulator releases the GIL).
 MAX_THREADS = 4
 Z95 = 1.959963984540054
@@ -119,6 +123,8 @@ class MdofFit:
     elapsed_s : float
     undetermined : tuple of str
         Parameters held at their start values because the records cannot determine them.
+    combined : tuple of str
+        Parameters the records determine only in combination with others (``combine=True``).
     """
 
     success: bool
@@ -140,6 +146,7 @@ class MdofFit:
     nfev: int = 0
     elapsed_s: float = 0.0
     undetermined: tuple[str, ...] = ()
+    combined: tuple[str, ...] = ()
 
     def estimate(self, name: str) -> Estimate:
         """The estimate of one parameter by name."""
@@ -300,15 +307,19 @@ class _State:
     blocks: list[_Block]
 
 
-def _normal_equations(blocks: Sequence[_Block], nf: int, free_idx: NDArray[np.int64], scale: FloatArray,
-                      init_sizes: Sequence[int]) -> tuple[FloatArray, FloatArray]:
-    """JᵀJ and Jᵀr over [free parameters (scaled), every record's initial states]."""
+def _normal_equations(blocks: Sequence[_Block], free_idx: NDArray[np.int64], scale: FloatArray,
+                      init_sizes: Sequence[int], basis: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
+    """JᵀJ and Jᵀr over [free parameters (scaled; in the coordinates of ``basis`` when given), every record's
+    initial states]."""
+    nf = free_idx.size if basis is None else basis.shape[1]
     total = nf + int(sum(init_sizes))
     a = np.zeros((total, total))
     g = np.zeros(total)
     off = nf
     for b, ni in zip(blocks, init_sizes, strict=True):
         jp = b.jp[:, free_idx] * scale[None, :]
+        if basis is not None:
+            jp = jp @ basis
         a[:nf, :nf] += jp.T @ jp
         g[:nf] += jp.T @ b.r
         if ni:
@@ -320,6 +331,36 @@ def _normal_equations(blocks: Sequence[_Block], nf: int, free_idx: NDArray[np.in
             g[sl] += b.ji.T @ b.r
             off += ni
     return a, g
+
+
+def _combinations(s_mat: FloatArray, names: Sequence[str], tol: float) -> tuple[FloatArray | None, list[str], list[str]]:
+    """Directions the records cannot see (column-equilibrated eigenvalue below ``tol`` of the largest).
+
+    Returns the basis (in scaled parameter coordinates, orthonormal) of the directions they can see, so that a step
+    moves parameters that are only seen together by the same relative amount; the parameters without any
+    sensitivity (held); and those seen only in combination with others. ``None`` when every direction is seen.
+    """
+    from scipy.linalg import null_space
+
+    d = np.sqrt(np.maximum(np.diag(s_mat), 0.0))
+    dead = d <= 1e-300
+    live = np.flatnonzero(~dead)
+    held = [names[int(k)] for k in np.flatnonzero(dead)]
+    if live.size == 0:
+        return np.zeros((len(names), 0)), held, []
+    sub = s_mat[np.ix_(live, live)] / np.outer(d[live], d[live])
+    w, v = np.linalg.eigh(0.5 * (sub + sub.T))
+    blind = v[:, w < tol * max(float(w[-1]), 1e-300)]
+    if blind.shape[1] == 0 and not held:
+        return None, [], []
+    null_x = np.zeros((len(names), blind.shape[1] + len(held)))
+    null_x[live, : blind.shape[1]] = blind / d[live, None]
+    for j, k in enumerate(np.flatnonzero(dead)):
+        null_x[k, blind.shape[1] + j] = 1.0
+    basis = null_space(null_x.T)
+    norm = null_x[:, : blind.shape[1]] / np.maximum(np.linalg.norm(null_x[:, : blind.shape[1]], axis=0), 1e-300)
+    together = [names[int(k)] for k in live if np.any(np.abs(norm[k]) > 0.1)]
+    return np.asarray(basis, dtype=np.float64), held, together
 
 
 def _schur(a: FloatArray, nf: int) -> FloatArray:
@@ -353,10 +394,22 @@ def _undetermined(s_mat: FloatArray, names: Sequence[str], tol: float) -> list[s
     return dropped
 
 
+def _truncated(rec: MdofRecord, n: int) -> MdofRecord:
+    return replace(rec, t=rec.t[:n], u=rec.u[:n], y=rec.y[:n]) if not rec.static and n < rec.n else rec
+
+
 def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str], *,
                 max_iterations: int = 60, reweight: bool = True, sigmas: Mapping[tuple[str, str], float] | None = None,
-                screen: bool = True, screen_tol: float = 1e-10, progress: ProgressFn | None = None, stage: str = "fit") -> MdofFit:
+                screen: bool = True, screen_tol: float = 1e-10, combine: bool = False,
+                horizons: Sequence[float] = (0.125, 0.25, 0.5), progress: ProgressFn | None = None,
+                stage: str = "fit") -> MdofFit:
     """Fit the ``free`` parameters (and every dynamic record's initial state) to the records.
+
+    When the direct fit ends far from the noise (its reduced χ² with the first-pass weights above ``FAR_END``: over a
+    long record a few per cent in a natural frequency puts the simulated response out of phase, and output error
+    then has local minima), the fit is made again on the leading ``horizons`` fractions of every dynamic record in
+    turn (at least ``MIN_HORIZON`` samples), each starting from the last, then on the whole records (continuation in
+    the horizon); the better of the two is kept and refined with the reweighting.
 
     Parameters
     ----------
@@ -377,6 +430,12 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
         column-equilibrated information matrix below ``screen_tol`` of the largest, i.e. a Jacobian condition
         number above ``screen_tol**-0.5``); the result lists them in ``undetermined``.
     screen_tol : float
+    horizons : sequence of float
+        Leading fractions of the dynamic records fitted first when the start is far off (empty: never).
+    combine : bool
+        Instead of holding the parameters of a blind direction, keep them free but step only in the directions the
+        records see (an orthonormal basis in relative parameter changes): parameters seen only in combination
+        move together (listed in ``combined``). Used by the stages before the last.
     progress : callable or None
         ``progress(stage, fraction, message)``.
     stage : str
@@ -389,9 +448,48 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     DataValidationError
         A record whose inputs or outputs do not match the model.
     """
-    t_start = time.perf_counter()
     if not records:
         raise ModelSpecError("no records to fit")
+    longest = max((r.n for r in records if not r.static), default=0)
+    fractions = [h for h in horizons if 0 < h < 1 and h * longest >= MIN_HORIZON]
+    if not fractions or not free:
+        return _fit_once(model, records, params, free, max_iterations=max_iterations, reweight=reweight, sigmas=sigmas,
+                         screen=screen, screen_tol=screen_tol, combine=combine, inits=None, progress=progress, stage=stage)
+    sig0 = dict(sigmas or {})
+    if not sig0:
+        for r in records:
+            sig0.update({(r.name, d): float(v) for d, v in zip(r.output_names, _first_sigma(model, r), strict=True)})
+    opts = {"max_iterations": max_iterations, "reweight": False, "sigmas": sig0, "screen_tol": screen_tol,
+            "combine": combine, "progress": progress}
+    best = _fit_once(model, records, params, free, screen=screen, inits=None, stage=stage, **opts)  # type: ignore[arg-type]
+    if not best.success or best.s2 > FAR_END:
+        current, inits = params, None
+        for h in fractions:
+            part = [_truncated(r, max(int(h * r.n), MIN_HORIZON)) for r in records]
+            short = _fit_once(model, part, current, free, screen=False, inits=inits,
+                              stage=f"{stage} (first {100 * h:.3g} % of each record)", **opts)  # type: ignore[arg-type]
+            if short.success:
+                current, inits = short.parameters, dict(short.initial_states)
+        cont = _fit_once(model, records, current, free, screen=screen, inits=inits, stage=stage, **opts)  # type: ignore[arg-type]
+        if cont.success and (not best.success or cont.cost < best.cost):
+            best = replace(cont, message=cont.message + "; reached by fitting growing leading parts of the records first"
+                           " (the direct fit stopped in a worse minimum)")
+    if not best.success:
+        return best
+    final = _fit_once(model, records, best.parameters, free, max_iterations=max_iterations, reweight=reweight,
+                      sigmas=sigmas, screen=screen, screen_tol=screen_tol, combine=combine,
+                      inits=dict(best.initial_states), progress=progress, stage=stage)
+    if "growing leading parts" in best.message:
+        final = replace(final, message=final.message + "; reached by fitting growing leading parts of the records first")
+    return replace(final, iterations=final.iterations + best.iterations, nfev=final.nfev + best.nfev)
+
+
+def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str], *,
+              max_iterations: int, reweight: bool, sigmas: Mapping[tuple[str, str], float] | None, screen: bool,
+              screen_tol: float, combine: bool, inits: Mapping[str, FloatArray] | None, progress: ProgressFn | None,
+              stage: str) -> MdofFit:
+    """One fit from ``params`` (see :func:`fit_records`); ``inits`` are starting initial states by record name."""
+    t_start = time.perf_counter()
     names = model.param_names
     unknown = [f for f in free if f not in names]
     if unknown:
@@ -407,7 +505,8 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     helds = [model.held_mask(r.held) for r in records]
     init_sizes = [0 if r.static else 2 * int((~h).sum()) for r, h in zip(records, helds, strict=True)]
     sig = [np.array([sigmas[(r.name, d)] for d in r.output_names]) if sigmas else _first_sigma(model, r) for r in records]
-    starts = [np.zeros(0) if r.static else _initial_guess(model, r, h) for r, h in zip(records, helds, strict=True)]
+    starts = [np.zeros(0) if r.static else (np.array(inits[r.name], dtype=np.float64) if inits and r.name in inits
+                                            else _initial_guess(model, r, h)) for r, h in zip(records, helds, strict=True)]
     nfev = [0]
 
     def theta_of(x: FloatArray) -> FloatArray:
@@ -449,6 +548,7 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
 
     def solve(x: FloatArray, inits: list[FloatArray], label: str, blocks: list[_Block] | None = None
               ) -> tuple[_State | None, str, int]:
+        npz = free_idx.size if basis is None else basis.shape[1]
         if blocks is None:
             blocks, msg = evaluate(x, inits, True)
             if blocks is None:
@@ -456,7 +556,7 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
         cost = 0.5 * sum(float(b.r @ b.r) for b in blocks)
         n_res = max(sum(b.r.size for b in blocks), 1)
         state = _State(x=x, inits=inits, cost=cost, blocks=blocks)
-        a, g = _normal_equations(blocks, free_idx.size, free_idx, scale, init_sizes)
+        a, g = _normal_equations(blocks, free_idx, scale, init_sizes, basis)
         diag = np.maximum(np.diag(a), 1e-12 * max(float(np.max(np.diag(a))), 1e-300))
         mu = 1e-3
         nu = 2.0
@@ -469,10 +569,12 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
                 mu *= nu
                 nu *= 2
                 continue
-            hp = h[: free_idx.size]
-            blocked = ((state.x <= lower) & (g[: free_idx.size] > 0)) | ((state.x >= upper) & (g[: free_idx.size] < 0))
-            if blocked.any():  # a parameter at its bound, pushed outwards: solve without it (active set)
-                act = np.concatenate([~blocked, np.ones(h.size - free_idx.size, dtype=bool)])
+            hp = h[:npz]
+            blocked = np.zeros(npz, dtype=bool)
+            if basis is None:
+                blocked = ((state.x <= lower) & (g[:npz] > 0)) | ((state.x >= upper) & (g[:npz] < 0))
+            if blocked.any():  # a parameter at its bound, pushed outwards: solve without it
+                act = np.concatenate([~blocked, np.ones(h.size - npz, dtype=bool)])
                 h = np.zeros_like(h)
                 try:
                     h[act] = np.linalg.solve((a + mu * np.diag(diag))[np.ix_(act, act)], -g[act])
@@ -480,16 +582,17 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
                     mu *= nu
                     nu *= 2
                     continue
-                hp = h[: free_idx.size]
-            xn = np.clip(state.x + hp, lower, upper)
-            hp = xn - state.x
-            h[: free_idx.size] = hp
+                hp = h[:npz]
+            xn = np.clip(state.x + (hp if basis is None else basis @ hp), lower, upper)
+            if basis is None:
+                hp = xn - state.x
+                h[:npz] = hp
             predicted = -(g @ h) - 0.5 * h @ (a @ h)
             # statistically converged: the step would lower the cost by less than 1e-3 of one reduced-χ² unit
             if mu <= 1e-2 and 0 <= predicted <= 0.1 * GAIN_TOL * 2 * state.cost / n_res:
                 message = f"converged in {it - 1} iterations"
                 break
-            new_inits = set_inits(state.inits, np.asarray(h[free_idx.size:], dtype=np.float64))
+            new_inits = set_inits(state.inits, np.asarray(h[npz:], dtype=np.float64))
             blocks_n, _ = evaluate(xn, new_inits, True)
             if blocks_n is not None:
                 cost_n = 0.5 * sum(float(b.r @ b.r) for b in blocks_n)
@@ -500,7 +603,7 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
                 small_step = np.linalg.norm(hp) <= 1e-9 * (np.linalg.norm(state.x) + 1e-9)
                 gain = state.cost - cost_n
                 state = _State(x=xn, inits=new_inits, cost=cost_n, blocks=blocks_n)
-                a, g = _normal_equations(blocks_n, free_idx.size, free_idx, scale, init_sizes)
+                a, g = _normal_equations(blocks_n, free_idx, scale, init_sizes, basis)
                 diag = np.maximum(diag, np.diag(a))
                 mu *= max(1 / 3, 1 - (2 * rho - 1) ** 3)
                 nu = 2.0
@@ -524,18 +627,25 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     try:
         with single_blas_thread():
             undetermined: list[str] = []
+            together: list[str] = []
+            basis: FloatArray | None = None
             x0 = np.array([params[f].value for f in free]) / scale
             blocks0: list[_Block] | None = None
             if screen and free:
                 blocks0, msg0 = evaluate(x0, starts, True)
                 if blocks0 is None:
                     return _failed(model, params, free, records, f"the start does not simulate: {msg0}", t_start, nfev[0])
-                a0, _ = _normal_equations(blocks0, free_idx.size, free_idx, scale, init_sizes)
-                undetermined = _undetermined(_schur(a0, free_idx.size), list(free), screen_tol)
+                s0 = _schur(_normal_equations(blocks0, free_idx, scale, init_sizes)[0], free_idx.size)
+                if combine:
+                    basis, undetermined, together = _combinations(s0, list(free), screen_tol)
+                else:
+                    undetermined = _undetermined(s0, list(free), screen_tol)
                 if undetermined:
                     keep = [k for k, f in enumerate(free) if f not in undetermined]
                     free = [free[k] for k in keep]
                     free_idx, scale, lower, upper, x0 = free_idx[keep], scale[keep], lower[keep], upper[keep], x0[keep]
+                    if basis is not None:
+                        basis = np.linalg.qr(basis[keep])[0] if basis.shape[1] else basis[keep]
             state, message, iters = solve(x0, starts, "first pass", blocks0)
             if state is None:
                 return _failed(model, params, free, records, message, t_start, nfev[0])
@@ -553,9 +663,12 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
             pool.shutdown()
     if undetermined:
         message += f"; held at their start values, because these records do not determine them: {', '.join(undetermined)}"
+    if together:
+        message += (f"; these records see {', '.join(together)} only in combination: they were moved together, by the"
+                    " same relative amounts where the data cannot tell them apart")
     fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
                      nfev[0], t_start)
-    return replace(fit, undetermined=tuple(undetermined))
+    return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
 
 
 def _reweighted(block: _Block, factor: FloatArray, n: int) -> _Block:
@@ -599,7 +712,7 @@ def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx
                records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
                message: str, iters: int, nfev: int, t_start: float) -> MdofFit:
     nf = free_idx.size
-    a, _ = _normal_equations(state.blocks, nf, free_idx, scale, init_sizes)
+    a, _ = _normal_equations(state.blocks, free_idx, scale, init_sizes)
     n_res = sum(b.r.size for b in state.blocks)
     dof = max(n_res - a.shape[0], 1)
     s2 = 2 * state.cost / dof

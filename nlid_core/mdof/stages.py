@@ -217,6 +217,9 @@ def _trust(fit: MdofFit) -> str:
         f"{worst.name} is not determined by these records")
     cond = f"condition number {fit.condition:.3g}"
     unsure = f" These records do not determine {', '.join(fit.undetermined)}: held, for a later stage." if fit.undetermined else ""
+    if fit.combined:
+        unsure += (f" They see {', '.join(fit.combined)} only in combination (moved together here): a later stage with"
+                   " records that tell them apart must keep them free.")
     if firm:
         return f"firm: {worst_text}, {cond}; later stages can hold these estimates.{unsure}"
     return (f"weak: {worst_text}, {cond}; the least determined combination is {fit.weakest or '—'}. Later stages should"
@@ -238,7 +241,8 @@ def run_stage(model: MdofModel, records: Sequence[MdofRecord], stage: Stage, par
         Where each parameter's current value came from (a stage name, or "start").
     last : bool
         The final (joint) stage: hold only what the records cannot determine at all (Jacobian condition number
-        above 1e5); earlier stages hold what they cannot pin down well (above 1e4).
+        above 1e5). Earlier stages step only in the directions their records see well (condition number up to
+        about 300): parameters seen only in combination move together, and a later stage separates them.
     max_iterations : int
     progress : callable or None
         ``progress(stage, fraction, message)``.
@@ -254,7 +258,7 @@ def run_stage(model: MdofModel, records: Sequence[MdofRecord], stage: Stage, par
         held = tuple((p, source[p]) for p in model.param_names if p not in free)
         return StageReport(stage=stage, records=chosen, free=free, held=held, fit=None, trust="", skipped=why)
     fit = fit_records(model, [r for r in records if r.name in chosen], params, free, max_iterations=max_iterations,
-                      screen_tol=1e-10 if last else 1e-8, progress=progress, stage=stage.name)
+                      screen_tol=1e-10 if last else 1e-5, combine=not last, progress=progress, stage=stage.name)
     held = tuple((p, source[p] if p not in fit.undetermined else "start: not determined by these records")
                  for p in model.param_names if p not in fit.free)
     return StageReport(stage=stage, records=chosen, free=fit.free, held=held, fit=fit, trust=_trust(fit))
