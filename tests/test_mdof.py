@@ -338,3 +338,17 @@ def test_evidence_across_channels_and_the_mimo_command(tmp_path: Path, capsys) -
     assert "z responds mostly to Fz" in out
     doc = json.loads(js.read_text())
     assert {"summary", "coupling", "frf", "level_drift"} <= set(doc) and doc["frf"]["units"][2][2] == "m/N"
+
+
+def test_hostile_model_files_are_refused_before_any_work() -> None:
+    """A model file is an upload: bounded size, DOF count and typed terms, checked before anything is compiled."""
+    with pytest.raises(ModelSpecError, match="larger than"):
+        parse_model("# " + "x" * 300_000)
+    with pytest.raises(ModelSpecError, match="at most 24"):
+        parse_model("\n".join(f"[[dof]]\nname = 'x{i}'" for i in range(40)))
+    conns = "\n".join(f"[[connection]]\nname = 's{i}'\nbetween = ['x1', 'ground']\nterms = ['t{i} = a*x**{i % 5 + 1}']"
+                      for i in range(40))
+    with pytest.raises(ModelSpecError, match="types 40 different terms; at most 8"):  # counted from the text
+        parse_model("[[dof]]\nname = 'x1'\n" + conns)
+    with pytest.raises(ModelSpecError, match="only letters|must be letters"):
+        parse_model("[[dof]]\nname = 'x1; rm'\n")

@@ -209,6 +209,17 @@ def _values(data: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _check_typed(data: Mapping[str, Any], source: str) -> None:
+    """Refuse, before compiling any, more different typed terms than a model may have (each costs a compilation)."""
+    from .spec import MAX_TYPED_TERMS
+
+    lists = [c.get("terms", []) for c in data.get("connection", []) if isinstance(c, Mapping)]
+    lists += [m.get(a, []) for m in data.get("mount", []) if isinstance(m, Mapping) for a in AXES]
+    typed = {e.replace(" ", "") for lst in lists if isinstance(lst, list) for e in lst if isinstance(e, str) and "=" in e}
+    if len(typed) > MAX_TYPED_TERMS:
+        raise ModelSpecError(f"{source} types {len(typed)} different terms; at most {MAX_TYPED_TERMS}")
+
+
 def parse_model(text: str, *, source: str = "model file") -> MdofModel:
     """A model from TOML text (see the module docstring).
 
@@ -224,6 +235,7 @@ def parse_model(text: str, *, source: str = "model file") -> MdofModel:
     except tomllib.TOMLDecodeError as exc:
         raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
     _unknown_keys(data, _TOP_KEYS, source)
+    _check_typed(data, source)
     body = "body" in data
     if body:
         b = _table(data, "body", "")

@@ -56,6 +56,11 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
+#: Largest model accepted: DOFs, connections, mounts, different typed terms (a model file is an upload).
+MAX_DOFS = 24
+MAX_ELEMENTS = 64
+MAX_MOUNTS = 16
+MAX_TYPED_TERMS = 8
 #: Standard gravity, m/s².
 G0 = 9.80665
 #: The rigid body's DOFs, in order.
@@ -174,6 +179,16 @@ class MdofModel:
         names = [d.name for d in self.dofs]
         if not names:
             raise ModelSpecError("a model needs at least one degree of freedom")
+        if len(names) > MAX_DOFS:
+            raise ModelSpecError(f"the model has {len(names)} DOFs; at most {MAX_DOFS}")
+        if len(self.connections) > MAX_ELEMENTS or len(self.mounts) > MAX_MOUNTS:
+            raise ModelSpecError(f"the model has {len(self.connections)} connections and {len(self.mounts)} mounts; at most"
+                                 f" {MAX_ELEMENTS} connections and {MAX_MOUNTS} mounts")
+        all_terms = [t for c in self.connections for t in c.terms] + [t for m in self.mounts for _, ts in m.terms for t in ts]
+        typed = {(t.name, t.force) for t in all_terms if t.custom}
+        if len(typed) > MAX_TYPED_TERMS or len(all_terms) > 8 * MAX_ELEMENTS:
+            raise ModelSpecError(f"the model uses {len(typed)} different typed terms and {len(all_terms)} terms in all; at"
+                                 f" most {MAX_TYPED_TERMS} typed terms and {8 * MAX_ELEMENTS} terms")
         for n in names:
             check_name(n, "DOF name")
         if len(set(names)) != len(names):
