@@ -775,3 +775,54 @@ TEACH_FRICTION_JOB: Final = "teach_fric_job"
 def friction() -> dict[str, object]:
     """The Friction & hysteresis page's records and results (one set per session; see :data:`FRICTION`)."""
     return st.session_state.setdefault(FRICTION, {})  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- multi-DOF page
+MDOF: Final = "nlid_mdof"  # dict: model, records, truth, start, plan, stage reports, one-shot, validations
+MDOF_FORM: Final = "nlid_mdof_form"  # not a widget: the Multi-DOF page's kept form values (see restore_form)
+MDOF_TABS: Final = "mdof_tabs"
+MDOF_SOURCE: Final = "mdof_source"
+MDOF_CHAIN_N: Final = "mdof_chain_n"
+MDOF_CHAIN_TERMS: Final = "mdof_chain_terms"
+MDOF_CHAIN_FIXED_END: Final = "mdof_chain_fixed_end"
+MDOF_CHAIN_DRIVEN: Final = "mdof_chain_driven"
+MDOF_PLATFORM_IDENTICAL: Final = "mdof_platform_identical"
+MDOF_UPLOAD: Final = "mdof_upload"
+MDOF_DL_MODEL: Final = "mdof_dl_model"
+MDOF_RECORDS_FROM: Final = "mdof_records_from"
+MDOF_LEVEL: Final = "mdof_level"
+MDOF_NOISE: Final = "mdof_noise"
+MDOF_FS: Final = "mdof_fs"
+MDOF_DURATION: Final = "mdof_duration"
+MDOF_SEED: Final = "mdof_seed"
+MDOF_START_ERROR: Final = "mdof_start_error"
+MDOF_SIMULATE: Final = "mdof_simulate"
+MDOF_SIMULATE_JOB: Final = "mdof_simulate_job"
+MDOF_MAP_KIND: Final = "mdof_map_kind"  # key_for(MDOF_MAP_KIND, record name)
+MDOF_MAP_HELD: Final = "mdof_map_held"  # key_for(MDOF_MAP_HELD, record name)
+MDOF_MAP_USE: Final = "mdof_map_use"  # key_for(MDOF_MAP_USE, record name)
+MDOF_MAP: Final = "mdof_map"
+MDOF_SHOW_RECORD: Final = "mdof_show_record"
+MDOF_FRF_RECORDS: Final = "mdof_frf_records"
+MDOF_DL_RECORD: Final = "mdof_dl_record"  # key_for(MDOF_DL_RECORD, record name)
+MDOF_PLAN_EDITOR: Final = "mdof_plan_editor"  # key_for(MDOF_PLAN_EDITOR, plan version)
+MDOF_PLAN_RESET: Final = "mdof_plan_reset"
+MDOF_PLAN_UPLOAD: Final = "mdof_plan_upload"
+MDOF_PLAN_LOAD: Final = "mdof_plan_load"
+MDOF_DL_PLAN: Final = "mdof_dl_plan"
+MDOF_RUN_NEXT: Final = "mdof_run_next"
+MDOF_RUN_ALL: Final = "mdof_run_all"
+MDOF_RESTART: Final = "mdof_restart"
+MDOF_STAGE_JOB: Final = "mdof_stage_job"  # key_for(MDOF_STAGE_JOB, stage number)
+MDOF_ONE_SHOT: Final = "mdof_one_shot"
+MDOF_ONE_SHOT_JOB: Final = "mdof_one_shot_job"
+MDOF_VALIDATE_RECORD: Final = "mdof_validate_record"
+MDOF_VALIDATE_JOB: Final = "mdof_validate_job"
+MDOF_DL_ESTIMATES: Final = "mdof_dl_estimates"
+MDOF_DL_FINAL_MODEL: Final = "mdof_dl_final_model"
+MDOF_DL_FINAL_PLAN: Final = "mdof_dl_final_plan"
+
+
+def mdof() -> dict[str, Any]:
+    """The Multi-DOF page's model, records and results (one set per session; see :data:`MDOF`)."""
+    return st.session_state.setdefault(MDOF, {})  # type: ignore[no-any-return]

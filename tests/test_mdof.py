@@ -93,7 +93,7 @@ def test_preset_parameters_say_their_element() -> None:
     p = platform()
     assert len(p.param_names) == 42  # 10 inertial + 4 mounts × (z: k1 k3 c1 c2; x, y: k1 c1)
     assert "k3_m1_z" in p.param_names and "k1_m4_y" in p.param_names and "Jxz" in p.param_names
-    assert platform(identical=True).param_names[10:] == ("k1_x", "c1_x", "k1_y", "c1_y", "k1_z", "k3_z", "c1_z", "c2_z")
+    assert platform(identical=True).param_names[10:] == ("c1_x", "k1_x", "c1_y", "k1_y", "c1_z", "c2_z", "k1_z", "k3_z")
     c = chain(3)
     assert c.param_names[:3] == ("m_x1", "m_x2", "m_x3") and "k3_s23" in c.param_names
     assert "connection s23 (x3–x2)" in c.parameters()["k1_s23"].description
@@ -186,7 +186,8 @@ def test_stage_reports_say_what_they_did(chain_run) -> None:  # type: ignore[no-
     for s in staged.stages:  # a stage that sees some parameters only in combination is rank-deficient by design
         assert s.trust and (math.isfinite(s.fit.condition) or s.fit.combined)
     # the sweep of x1 with x2 held: the ground and coupling springs act on the same motion and move together
-    assert {"k3_g1", "k3_s12"} <= set(sweeps.fit.combined) and "only in combination" in sweeps.trust
+    assert {"k3_g1", "k3_s12"} <= set(sweeps.fit.combined)
+    assert "only in combination" in sweeps.trust or sweeps.trust.startswith("rolled back")
     assert joint.records == tuple(r.name for r in recs)
     skipped = run_stage(model, recs, Stage(name="none", records=("nothing*",), free=("*",)), model.parameters())
     assert skipped.fit is None and "no record matches nothing*" in skipped.skipped

@@ -583,10 +583,18 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                     nu *= 2
                     continue
                 hp = h[:npz]
-            xn = np.clip(state.x + (hp if basis is None else basis @ hp), lower, upper)
             if basis is None:
+                xn = np.clip(state.x + hp, lower, upper)
                 hp = xn - state.x
                 h[:npz] = hp
+            else:  # shorten the step to the nearest bound: clipping would leave the seen directions
+                hx = basis @ hp
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    room = np.where(hx > 0, (upper - state.x) / hx, np.where(hx < 0, (lower - state.x) / hx, np.inf))
+                alpha = min(1.0, float(np.min(room))) if room.size else 1.0
+                h = alpha * h
+                hp = h[:npz]
+                xn = np.clip(state.x + alpha * hx, lower, upper)
             predicted = -(g @ h) - 0.5 * h @ (a @ h)
             # statistically converged: the step would lower the cost by less than 1e-3 of one reduced-χ² unit
             if mu <= 1e-2 and 0 <= predicted <= 0.1 * GAIN_TOL * 2 * state.cost / n_res:

@@ -56,10 +56,13 @@ from ..errors import ModelSpecError
 from ..terms.base import TermDef
 from .spec import AXES, BODY_DOFS, G0, Connection, Dof, MdofModel, Mount, Output, match_names
 
-__all__ = ["DEFAULT_MOUNT_TERMS", "MAX_MODEL_FILE_BYTES", "dump_model", "load_model", "parse_model", "resolve_terms"]
+__all__ = ["MAX_MODEL_FILE_BYTES", "default_mount_terms", "dump_model", "load_model", "parse_model", "resolve_terms"]
 
-#: Terms of a mount axis when the file names none.
-DEFAULT_MOUNT_TERMS: tuple[str, ...] = ("k1", "k3", "c1", "c2")
+def default_mount_terms() -> tuple[str, ...]:
+    """Terms of a mount axis when the file names none (the registry's connection law: c1, c2, k1, k3)."""
+    from ..terms.registry import connection_terms
+
+    return connection_terms()
 #: Largest model file read (bytes).
 MAX_MODEL_FILE_BYTES = 200_000
 _TOP_KEYS = {"name", "dof", "connection", "body", "mount", "inputs", "outputs", "parameters", "share"}
@@ -165,7 +168,7 @@ def _mounts(data: Mapping[str, Any]) -> tuple[Mount, ...]:
         point = tuple(_number(v, f"{where} `at`") for v in at)
         given = [a for a in AXES if a in m]
         terms = tuple((a, resolve_terms(m[a], f"{where} `{m['name']}` axis {a}")) for a in given) if given else tuple(
-            (a, resolve_terms(list(DEFAULT_MOUNT_TERMS), where)) for a in AXES)
+            (a, resolve_terms(list(default_mount_terms()), where)) for a in AXES)
         out.append(Mount(name=str(m["name"]), at=(point[0], point[1], point[2]),
                          terms=tuple((a, t) for a, t in terms if t)))
     return tuple(out)

@@ -37,11 +37,18 @@ PLATFORM_VALUES: Mapping[str, float] = {
     "Jyz": 0.2,
     "k1_z": 1.5e5, "k3_z": 2.0e9, "c1_z": 120.0, "c2_z": 100.0, "k1_x": 8.0e4, "c1_x": 80.0, "k1_y": 8.0e4, "c1_y": 80.0,
 }
-_MOUNT_TERMS = {"x": ("k1", "c1"), "y": ("k1", "c1"), "z": ("k1", "k3", "c1", "c2")}
+
+
+def _mount_terms() -> dict[str, tuple[str, ...]]:
+    """Default terms per axis: the full connection law vertically, a linear spring-damper horizontally."""
+    from ..terms.registry import connection_terms, linear_connection_terms
+
+    return {"x": linear_connection_terms(), "y": linear_connection_terms(), "z": connection_terms()}
+
 _MOUNT_SCALE = (1.0, 0.9, 1.1, 0.95)  # mounts are not quite equal: the true values differ by a few per cent
 
 
-def chain(n: int = 3, *, terms: Sequence[str] = ("k1", "k3", "c1", "c2"), fixed_end: bool = False,
+def chain(n: int = 3, *, terms: Sequence[str] | None = None, fixed_end: bool = False,
           driven: Sequence[int] = (1,), values: Mapping[str, float] | None = None, name: str | None = None) -> MdofModel:
     """An ``n``-mass chain (see the module docstring).
 
@@ -49,8 +56,9 @@ def chain(n: int = 3, *, terms: Sequence[str] = ("k1", "k3", "c1", "c2"), fixed_
     ----------
     n : int
         Number of masses (1 … 12).
-    terms : sequence of str
-        Terms of every connection (library names or ``NAME = EXPR``).
+    terms : sequence of str or None
+        Terms of every connection (library names or ``NAME = EXPR``; default the registry's connection law,
+        ``c1 + c2 + k1 + k3``).
     fixed_end : bool
         Also connect the last mass to ground.
     driven : sequence of int
@@ -69,7 +77,9 @@ def chain(n: int = 3, *, terms: Sequence[str] = ("k1", "k3", "c1", "c2"), fixed_
     n = int(n)
     if not driven or any(not 1 <= int(d) <= n for d in driven):
         raise ModelSpecError(f"`driven` must name masses 1 … {n}, got {list(driven)}")
-    defs = resolve_terms(list(terms), "chain terms")
+    from ..terms.registry import connection_terms
+
+    defs = resolve_terms(list(terms if terms is not None else connection_terms()), "chain terms")
     dofs = tuple(Dof(f"x{i}") for i in range(1, n + 1))
     conns = [Connection("g1", "x1", None, defs)]
     conns += [Connection(f"s{i}{i + 1}", f"x{i + 1}", f"x{i}", defs) for i in range(1, n)]
@@ -115,7 +125,7 @@ def platform(*, mounts: Sequence[tuple[float, float, float]] = PLATFORM_MOUNTS,
     """
     if not mounts:
         raise ModelSpecError("`mounts` must list at least one mount point")
-    per_axis = {a: tuple(t) for a, t in (terms or _MOUNT_TERMS).items()}
+    per_axis = {a: tuple(t) for a, t in (terms or _mount_terms()).items()}
     for a in per_axis:
         if a not in AXES:
             raise ModelSpecError(f"`terms`: axis `{a}` is not one of x, y, z")

@@ -26,7 +26,7 @@ import math
 import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import ModelSpecError
 from ..params import ParameterSet
@@ -38,6 +38,8 @@ __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", 
            "run_stage", "run_stages", "select"]
 
 ProgressFn = Callable[[str, float, str], None]
+#: Iterations of a stage before the last (its estimates are starting values; the joint stage refines them).
+EARLY_ITERATIONS = 30
 #: A stage's estimates count as firm when every relative standard error is below this.
 FIRM_RSE = 0.05
 #: ... and the condition number below this.
@@ -257,7 +259,8 @@ def run_stage(model: MdofModel, records: Sequence[MdofRecord], stage: Stage, par
                else f"no free parameter matches {', '.join(stage.free)}")
         held = tuple((p, source[p]) for p in model.param_names if p not in free)
         return StageReport(stage=stage, records=chosen, free=free, held=held, fit=None, trust="", skipped=why)
-    fit = fit_records(model, [r for r in records if r.name in chosen], params, free, max_iterations=max_iterations,
+    fit = fit_records(model, [r for r in records if r.name in chosen], params, free,
+                      max_iterations=max_iterations if last else min(max_iterations, EARLY_ITERATIONS),
                       screen_tol=1e-10 if last else 1e-5, combine=not last, progress=progress, stage=stage.name)
     held = tuple((p, source[p] if p not in fit.undetermined else "start: not determined by these records")
                  for p in model.param_names if p not in fit.free)
@@ -281,7 +284,8 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
         raise ModelSpecError("no records to identify from")
     current = model.parameters() if params is None else params
     source = {p.name: "start" for p in current}
-    reports = []
+    reports: list[StageReport] = []
+    before: list[tuple[ParameterSet, dict[str, str]]] = []  # values and sources before each stage that changed them
     n = len(plan.stages)
     for k, st in enumerate(plan.stages):
         sub = None
@@ -293,7 +297,18 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
 
         rep = run_stage(model, records, st, current, sources=source, last=k == n - 1, max_iterations=max_iterations,
                         progress=sub)
+        unsimulable = rep.fit is not None and not rep.fit.success and rep.fit.message.startswith("the start does not")
+        if unsimulable and before:
+            # the previous stage left values this stage's records cannot even simulate: undo it and try again
+            current, source = before.pop()
+            back = next(i for i in range(len(reports) - 1, -1, -1) if reports[i].fit is not None)
+            reports[back] = replace(reports[back], trust=f"rolled back: its estimates made stage `{st.name}`'s records"
+                                    " impossible to simulate (no equilibrium or a diverging run); later stages start"
+                                    " from the values before it")
+            rep = run_stage(model, records, st, current, sources=source, last=k == n - 1, max_iterations=max_iterations,
+                            progress=sub)
         if rep.fit is not None and rep.fit.success:
+            before.append((current, dict(source)))
             current = rep.fit.parameters
             for f in rep.fit.free:
                 source[f] = st.name

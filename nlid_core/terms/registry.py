@@ -15,6 +15,7 @@ from .base import TermDef
 from .library import bouc_wen, c1, c2, f0, fc, k1, k2, k3, kg, lugre, m0, m1, stribeck
 
 __all__ = ["REGISTRY", "DEFAULT_TERMS", "get_term", "term_names", "proposable_terms", "baseline_terms",
+           "connection_terms", "linear_connection_terms",
            "evidence_terms", "parse_terms"]
 
 _LIBRARY: tuple[TermDef, ...] = (
@@ -51,6 +52,17 @@ def term_names() -> tuple[str, ...]:
 def proposable_terms() -> tuple[str, ...]:
     """Terms the structure check may propose adding."""
     return tuple(n for n, t in REGISTRY.items() if t.proposable)
+
+
+def connection_terms() -> tuple[str, ...]:
+    """The default law of a multi-DOF connection or mount axis: the seed model's forces without its inertia
+    (``c1·v + c2·|v|·v + k1·x + k3·x³`` of the relative motion)."""
+    return tuple(n for n in DEFAULT_TERMS if not REGISTRY[n].inertial)
+
+
+def linear_connection_terms() -> tuple[str, ...]:
+    """A linear spring-damper connection: the linear baseline's forces without its inertia (``c1``, ``k1``)."""
+    return tuple(n for n in baseline_terms() if not REGISTRY[n].inertial)
 
 
 def baseline_terms() -> tuple[str, ...]:
