@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -125,15 +124,13 @@ def _held(specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 def _manifest(path: str) -> list[tuple[Path, bool, tuple[str, ...]]]:
     p = Path(path)
+    from .mdof.stages import toml_tables
+
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise DataValidationError(f"cannot read the records manifest {p.name}: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DataValidationError(f"records manifest {p.name} is not valid TOML: {exc}") from None
-    rows = data.get("record")
-    if not isinstance(rows, list) or not rows:
-        raise DataValidationError(f"records manifest {p.name}: write one [[record]] table per record file")
+    rows = toml_tables(text, "record", f"records manifest {p.name}", DataValidationError)
     out = []
     for k, r in enumerate(rows):
         if not isinstance(r, dict) or not isinstance(r.get("file"), str):

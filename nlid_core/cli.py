@@ -370,6 +370,12 @@ def _identify_mdof(args: argparse.Namespace) -> int:
     if not args.data and not args.records:
         raise _UsageError("identify --model: give DATA files or --records MANIFEST")
     status, text, doc = run_identify_mdof(args)
+    _report_and_json(args, text, doc)
+    return status
+
+
+def _report_and_json(args: argparse.Namespace, text: str, doc: dict[str, object]) -> None:
+    """Print ``text`` (unless ``--quiet``) and write ``doc`` to ``--json`` (non-finite numbers refused)."""
     if not args.quiet:
         _print_report(text)
     if args.json:
@@ -377,20 +383,13 @@ def _identify_mdof(args: argparse.Namespace) -> int:
             Path(args.json).write_text(json.dumps(doc, indent=2, allow_nan=False))
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
-    return status
 
 
 def _mimo(args: argparse.Namespace) -> int:
     from ._cli_mdof import run_mimo
 
     text, doc = run_mimo(args)
-    if not args.quiet:
-        _print_report(text)
-    if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(doc, indent=2, allow_nan=False))
-        except OSError as exc:
-            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    _report_and_json(args, text, doc)
     return 0
 
 

@@ -27,6 +27,7 @@ import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..errors import ModelSpecError
 from ..params import ParameterSet
@@ -35,7 +36,7 @@ from .fit import MdofFit, fit_records
 from .spec import MdofModel
 
 __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "dump_plan", "one_shot", "parse_plan",
-           "run_stage", "run_stages", "select"]
+           "run_stage", "run_stages", "select", "toml_tables"]
 
 ProgressFn = Callable[[str, float, str], None]
 #: Iterations of a stage before the last (its estimates are starting values; the joint stage refines them).
@@ -162,13 +163,7 @@ def parse_plan(text: str, *, source: str = "plan file") -> StagePlan:
     ModelSpecError
         Not TOML, or a stage without its keys (naming the stage).
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
-    raw = data.get("stage")
-    if not isinstance(raw, list) or not raw:
-        raise ModelSpecError(f"{source}: write one [[stage]] table per stage")
+    raw = toml_tables(text, "stage", source, ModelSpecError)
     stages = []
     for k, s in enumerate(raw):
         where = f"{source}, [[stage]] #{k + 1}"
@@ -188,6 +183,18 @@ def parse_plan(text: str, *, source: str = "plan file") -> StagePlan:
         stages.append(Stage(name=str(s.get("name", f"stage{k + 1}")), records=lists["records"], free=lists["free"],
                             note=str(s.get("note", ""))))
     return StagePlan(stages=tuple(stages))
+
+
+def toml_tables(text: str, key: str, source: str, error: type[Exception]) -> list[Any]:
+    """The ``[[key]]`` tables of TOML ``text``; ``error`` (naming ``source``) when it is not TOML or has none."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{source} is not valid TOML: {exc}") from None
+    raw = data.get(key)
+    if not isinstance(raw, list) or not raw:
+        raise error(f"{source}: write one [[{key}]] table per entry")
+    return raw
 
 
 def dump_plan(plan: StagePlan) -> str:

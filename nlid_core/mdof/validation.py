@@ -86,12 +86,14 @@ def validate_record(model: MdofModel, rec: MdofRecord, params: ParameterSet, y0:
             sim = res.q[:, out_idx]
     except SimulationError as exc:
         message = f"record `{rec.name}`: {exc}"
-    err = sim - rec.y
-    rmse = np.sqrt(np.mean(err * err, axis=0))
-    spread = np.linalg.norm(rec.y - rec.y.mean(axis=0), axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fitp = np.where(spread > 0, 100.0 * (1.0 - np.linalg.norm(err, axis=0) / spread), math.nan)
     ok = bool(np.all(np.isfinite(sim)))
+    units = tuple(model.dof_unit(d) for d in rec.output_names)
+    fitp = rmse = np.full(len(rec.output_names), math.nan)
+    if ok and rec.n >= 2:
+        from ..nonlinearity.mimo import channel_fit
+
+        scored = channel_fit(rec.y, sim, rec.output_names, units)
+        fitp, rmse = scored.fit_percent, scored.rmse
     return ChannelValidation(record=rec.name, t=np.asarray(rec.t), measured=np.asarray(rec.y), simulated=sim,
-                             names=rec.output_names, units=tuple(model.dof_unit(d) for d in rec.output_names),
+                             names=rec.output_names, units=units,
                              fit_percent=fitp, rmse=rmse, success=ok, message=message)
