@@ -49,8 +49,11 @@ ProgressFn = Callable[[str, float, str], None]
 
 #: Relative eigenvalue below which a direction of JᵀJ counts as not determined.
 RANK_TOL = 1e-12
-#: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02).
+#: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02) ...
 GAIN_TOL = 1e-2
+#: ... and so do three accepted steps lowering it by less than this in all (crawling along a flat valley of
+#: poorly determined combinations: Δχ² below 1 over three steps, a fraction of their standard errors).
+CRAWL_TOL = 0.5
 #: Reduced χ² (first-pass weights) at the end of a direct fit above which it is tried again over growing horizons.
 FAR_END = 3.0
 #: Shortest leading part of a record fitted on its own (samples).
@@ -104,7 +107,8 @@ class MdofFit:
     estimates : tuple of Estimate
     free, records : tuple of str
     condition : float
-        Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated).
+        Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated);
+        with ``combine``, over the directions the fit estimated (the message gives the one over every parameter).
     weakest : str
         The least determined combination of parameters, in words.
     weakest_vector : tuple of (str, float)
@@ -450,6 +454,7 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     """
     if not records:
         raise ModelSpecError("no records to fit")
+    t_total = time.perf_counter()
     longest = max((r.n for r in records if not r.static), default=0)
     fractions = [h for h in horizons if 0 < h < 1 and h * longest >= MIN_HORIZON]
     if not fractions or not free:
@@ -481,7 +486,8 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
                       inits=dict(best.initial_states), progress=progress, stage=stage)
     if "growing leading parts" in best.message:
         final = replace(final, message=final.message + "; reached by fitting growing leading parts of the records first")
-    return replace(final, iterations=final.iterations + best.iterations, nfev=final.nfev + best.nfev)
+    return replace(final, iterations=final.iterations + best.iterations, nfev=final.nfev + best.nfev,
+                   elapsed_s=time.perf_counter() - t_total)
 
 
 def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str], *,
@@ -561,6 +567,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
         mu = 1e-3
         nu = 2.0
         it = 0
+        gains: list[float] = []
         message = f"stopped after {max_iterations} iterations"
         for it in range(1, max_iterations + 1):
             try:
@@ -619,7 +626,10 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                     progress(stage, min(it / max_iterations, 0.95), f"{label}: iteration {it}, cost {state.cost:.6g}")
                 # converged: the cost falls by a negligible part of one reduced-χ² unit (a flat valley of poorly
                 # determined combinations is not followed further: moves within it stay inside their intervals)
-                if gain <= 1e-10 * state.cost or gain <= GAIN_TOL * 2 * state.cost / n_res or small_step:
+                gains.append(gain)
+                unit = 2 * state.cost / n_res  # one reduced-χ² unit of cost
+                crawling = len(gains) >= 3 and sum(gains[-3:]) <= CRAWL_TOL * unit
+                if gain <= 1e-10 * state.cost or gain <= GAIN_TOL * unit or crawling or small_step:
                     message = f"converged in {it} iterations"
                     break
             else:
@@ -676,6 +686,14 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                     " same relative amounts where the data cannot tell them apart")
     fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
                      nfev[0], t_start)
+    if basis is not None and basis.shape[1]:
+        # the problem this fit solved: the directions its records see (its own condition number)
+        seen = _schur(_normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])
+        d = np.sqrt(np.maximum(np.diag(seen), 1e-300))
+        w = np.linalg.eigvalsh(seen / np.outer(d, d))
+        fit = replace(fit, condition=math.sqrt(float(w[-1] / w[0])) if w[0] > 0 else math.inf,
+                      message=fit.message + f"; condition number {fit.condition:.3g} over every parameter, and as given"
+                      f" over the {basis.shape[1]} directions estimated")
     return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
 
 
