@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,8 @@ from nlid_core.mdof.fit import MdofFit
 from nlid_core.mdof.modelfile import MAX_MODEL_FILE_BYTES, dump_model, parse_model
 from nlid_core.mdof.presets import chain, platform
 from nlid_core.mdof.spec import MdofModel
-from nlid_core.mdof.stages import Stage, StagePlan, StageReport, default_plan, one_shot, parse_plan, run_stage
+from nlid_core.mdof.stages import (ROLLED_BACK, Stage, StagePlan, StageReport, StageStep, advance, default_plan, one_shot,
+                                   parse_plan)
 from nlid_core.mdof.validation import ChannelValidation, validate_record
 from nlid_core.params import ParameterSet
 from nlid_core.record import Record
@@ -105,13 +106,13 @@ def model_key(model: MdofModel) -> str:
 
 def forget_stages(store: dict[str, Any]) -> None:
     """Forget the stages run (and the validations made with their estimates): start again from the start values."""
-    for k in ("reports", "params", "sources", "validations"):
+    for k in ("reports", "params", "sources", "history", "validations"):
         store.pop(k, None)
 
 
 def clear_results(store: dict[str, Any]) -> None:
     """Forget records and every result (the model or the records changed)."""
-    for k in ("records", "truth", "start", "reports", "params", "sources", "one_shot", "validations", "evidence"):
+    for k in ("records", "truth", "start", "reports", "params", "sources", "history", "one_shot", "validations", "evidence"):
         store.pop(k, None)
 
 
@@ -271,23 +272,29 @@ def plan_from_frame(frame: pd.DataFrame) -> StagePlan:
 
 # --------------------------------------------------------------------------- running the stages
 def run_next_stage(store: dict[str, Any], plan: StagePlan) -> StageReport:
-    """Run the plan's next stage (after those in ``store["reports"]``) as a job, from the parameters the earlier
-    stages left, and keep its report, the parameters after it and where each value came from."""
+    """Run the plan's next stage (after those in ``store["reports"]``) as a job, from the values the earlier
+    stages left (an earlier stage whose values its records cannot simulate is undone, and its report says so), and
+    keep its report, the values after it and where each value came from."""
     reports: list[StageReport] = store.setdefault("reports", [])
     params: list[ParameterSet] = store.setdefault("params", [store["start"]])
-    sources: dict[str, str] = store.setdefault("sources", {})
+    history: list[tuple[ParameterSet, dict[str, str]]] = store.setdefault(
+        "history", [(store["start"], {p.name: "start" for p in store["start"]})])
     k = len(reports)
     stage = plan.stages[k]
-    report: StageReport = jobs.run(f"stage {k + 1}: {stage.name}", run_stage,
-                                   (store["model"], store["records"], stage, params[-1]),
-                                   {"sources": dict(sources), "last": k == len(plan.stages) - 1},
-                                   key=state.key_for(state.MDOF_STAGE_JOB, k + 1), progress_arg="progress")
-    after = params[-1]
+    step: StageStep = jobs.run(f"stage {k + 1}: {stage.name}", advance, (store["model"], store["records"], stage,
+                                                                        list(history)),
+                               {"last": k == len(plan.stages) - 1},
+                               key=state.key_for(state.MDOF_STAGE_JOB, k + 1), progress_arg="progress")
+    if step.rolled_back:
+        history.pop()
+        back = next(i for i in range(len(reports) - 1, -1, -1) if reports[i].fit is not None)
+        reports[back] = replace(reports[back], trust=ROLLED_BACK)
+    report = step.report
     if report.fit is not None and report.fit.success:
-        after = report.fit.parameters
-        sources.update({f: stage.name for f in report.fit.free})
+        history.append((step.parameters, step.sources))
+    store["sources"] = dict(history[-1][1])
     reports.append(report)
-    params.append(after)
+    params.append(history[-1][0])
     store.pop("validations", None)
     return report
 

@@ -36,7 +36,7 @@ from .fit import MdofFit, fit_records
 from .spec import MdofModel
 
 __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "dump_plan", "one_shot", "parse_plan",
-           "run_stage", "run_stages", "select", "toml_tables"]
+           "run_stage", "run_stages", "select", "toml_tables", "ROLLED_BACK", "StageStep", "advance"]
 
 ProgressFn = Callable[[str, float, str], None]
 #: Iterations of a stage before the last (its estimates are starting values; the joint stage refines them).
@@ -274,9 +274,50 @@ def run_stage(model: MdofModel, records: Sequence[MdofRecord], stage: Stage, par
     return StageReport(stage=stage, records=chosen, free=fit.free, held=held, fit=fit, trust=_trust(fit))
 
 
+@dataclass(frozen=True, kw_only=True)
+class StageStep:
+    """One stage run by :func:`advance`: its report, the values and their sources after it, and whether an earlier
+    stage had to be undone first (the index into ``history`` it went back to, or None)."""
+
+    report: StageReport
+    parameters: ParameterSet
+    sources: dict[str, str]
+    rolled_back: bool
+
+
+ROLLED_BACK = ("rolled back: its estimates made the next stage's records impossible to simulate (no equilibrium or a"
+               " diverging run); later stages start from the values before it")
+
+
+def advance(model: MdofModel, records: Sequence[MdofRecord], stage: Stage,
+            history: Sequence[tuple[ParameterSet, Mapping[str, str]]], *, last: bool, max_iterations: int = 60,
+            progress: ProgressFn | None = None) -> StageStep:
+    """Run ``stage`` from the newest values of ``history`` (the start, then each stage that changed the values).
+
+    When its records cannot even be simulated from there and an earlier entry exists, the stage that produced the
+    newest values is undone: the stage runs again from the entry before (``rolled_back``; the caller drops the newest
+    entry and marks that stage's report with ``ROLLED_BACK``).
+    """
+    params, sources = history[-1]
+    rep = run_stage(model, records, stage, params, sources=sources, last=last, max_iterations=max_iterations,
+                    progress=progress)
+    rolled = False
+    if (rep.fit is not None and not rep.fit.success and rep.fit.message.startswith("the start does not")
+            and len(history) > 1):
+        params, sources = history[-2]
+        rolled = True
+        rep = run_stage(model, records, stage, params, sources=sources, last=last, max_iterations=max_iterations,
+                        progress=progress)
+    new_sources = dict(sources)
+    if rep.fit is not None and rep.fit.success:
+        params = rep.fit.parameters
+        new_sources.update({f: stage.name for f in rep.fit.free})
+    return StageStep(report=rep, parameters=params, sources=new_sources, rolled_back=rolled)
+
+
 def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan, params: ParameterSet | None = None, *,
                max_iterations: int = 60, progress: ProgressFn | None = None) -> StagedResult:
-    """Run the stages in order, each starting from the previous stages' estimates.
+    """Run the stages in order, each starting from the previous stages' estimates (see :func:`advance`).
 
     A stage whose record patterns match no record, or whose free patterns match no free parameter, is skipped (its
     report says why); a stage that fails keeps the parameters it started from.
@@ -289,10 +330,9 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
     t0 = time.perf_counter()
     if not records:
         raise ModelSpecError("no records to identify from")
-    current = model.parameters() if params is None else params
-    source = {p.name: "start" for p in current}
+    start = model.parameters() if params is None else params
+    history: list[tuple[ParameterSet, Mapping[str, str]]] = [(start, {p.name: "start" for p in start})]
     reports: list[StageReport] = []
-    before: list[tuple[ParameterSet, dict[str, str]]] = []  # values and sources before each stage that changed them
     n = len(plan.stages)
     for k, st in enumerate(plan.stages):
         sub = None
@@ -302,29 +342,19 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
             def sub(stage: str, fraction: float, message: str, k: int = k, name: str = st.name) -> None:
                 report("stages", (k + min(max(fraction, 0.0), 1.0)) / n, f"stage {k + 1} of {n} ({name}): {message}")
 
-        rep = run_stage(model, records, st, current, sources=source, last=k == n - 1, max_iterations=max_iterations,
-                        progress=sub)
-        unsimulable = rep.fit is not None and not rep.fit.success and rep.fit.message.startswith("the start does not")
-        if unsimulable and before:
-            # the previous stage left values this stage's records cannot even simulate: undo it and try again
-            current, source = before.pop()
+        step = advance(model, records, st, history, last=k == n - 1, max_iterations=max_iterations, progress=sub)
+        if step.rolled_back:
+            history.pop()
             back = next(i for i in range(len(reports) - 1, -1, -1) if reports[i].fit is not None)
-            reports[back] = replace(reports[back], trust=f"rolled back: its estimates made stage `{st.name}`'s records"
-                                    " impossible to simulate (no equilibrium or a diverging run); later stages start"
-                                    " from the values before it")
-            rep = run_stage(model, records, st, current, sources=source, last=k == n - 1, max_iterations=max_iterations,
-                            progress=sub)
-        if rep.fit is not None and rep.fit.success:
-            before.append((current, dict(source)))
-            current = rep.fit.parameters
-            for f in rep.fit.free:
-                source[f] = st.name
-        reports.append(rep)
+            reports[back] = replace(reports[back], trust=ROLLED_BACK)
+        reports.append(step.report)
+        if step.report.fit is not None and step.report.fit.success:
+            history.append((step.parameters, step.sources))
     ran = [r for r in reports if r.fit is not None]
     ok = bool(ran) and all(r.fit is not None and r.fit.success for r in ran)
     msg = (f"{len(ran)} of {n} stages ran" + ("" if ok else "; a stage failed (see its report)")) if ran else (
         "no stage ran: no record matches the plan's record patterns")
-    return StagedResult(success=ok, message=msg, stages=tuple(reports), parameters=current,
+    return StagedResult(success=ok, message=msg, stages=tuple(reports), parameters=history[-1][0],
                         elapsed_s=time.perf_counter() - t0)
 
 

@@ -55,5 +55,9 @@ def test_the_chain_is_simulated_identified_and_validated(page):  # type: ignore[
     shots(page, "stages")
 
     tab(page, "5. Validate")
-    drawn(page, "mdof_validation_fig", "validate")
+    try:
+        drawn(page, "mdof_validation_fig", "validate")
+    except Exception:
+        shot(page, "mdof-validate-failed")
+        raise AssertionError(page.locator('[data-testid="stMain"]').inner_text()[-3000:]) from None
     assert "x1: fit" in page.locator(".st-key-mdof_validation").inner_text()
