@@ -231,8 +231,9 @@ def test_a_study_in_a_worker_reports_each_refit(seed_record):
     messages = [u.message for u in updates]
     assert {u.stage for u in updates} == {"structure"}
     # the worker sends at most one message per 0.1 s of a stage, so not every step's message arrives
-    steps = {int(m.group(1)) for m in (re.match(r"refit .* \((\d) of 7\)", x) for x in messages) if m}
-    assert len(steps) >= 3, messages
+    # (how many arrive depends on the machine's speed: a fast one sends fewer, so one is all a test can ask for)
+    order = [int(m.group(1)) for m in (re.match(r"refit .* \((\d) of 7\)", x) for x in messages) if m]
+    assert order and order == sorted(order) and set(order) <= set(range(2, 8)), messages
     assert messages[-1] == "6 variants fitted"  # 5 removed, f0 added; step 1 of 7 is the base
     fractions = [u.fraction for u in updates]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
