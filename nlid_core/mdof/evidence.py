@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import DataValidationError
 from .data import MdofRecord
-from .spec import BODY_DOFS, BODY_INPUTS, MdofModel
+from .experiments import driven_dof
+from .spec import MdofModel
 
 __all__ = ["MdofEvidence", "record_evidence"]
 
@@ -42,10 +43,6 @@ class MdofEvidence:
     coupling: Any
     drifts: tuple[Any, ...]
     summary: tuple[str, ...]
-
-
-def _driven(model: MdofModel, name: str) -> str:
-    return BODY_DOFS[BODY_INPUTS.index(name)] if model.body else name[2:]
 
 
 def _band(u: Any, dt: float) -> tuple[float, float]:
@@ -114,7 +111,7 @@ def record_evidence(model: MdofModel, records: Sequence[MdofRecord], *, nperseg:
         levels = [float(np.sqrt(np.mean(r.u[:, j] ** 2))) for r in group]
         if len(group) < 2 or max(levels) < 1.2 * min(levels):  # one level only: nothing to compare
             continue
-        dof = _driven(model, model.used_inputs[j])
+        dof = driven_dof(model, model.used_inputs[j])
         if dof not in model.output_dofs:
             continue
         k = model.output_dofs.index(dof)

@@ -28,7 +28,7 @@ from ..excitation.sweeps import linear_chirp
 from .data import MdofRecord
 from .spec import MdofModel
 
-__all__ = ["driving_input", "equilibrium", "experiment_set", "multi_excitation", "run", "small_motion", "static_cases",
+__all__ = ["driven_dof", "driving_input", "equilibrium", "experiment_set", "multi_excitation", "run", "small_motion", "static_cases",
            "sweep"]
 
 FloatArray = NDArray[np.float64]
@@ -266,7 +266,7 @@ def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: 
     target = {"m": 2e-3 * level, "rad": 5e-3 * level}
     scale = []
     for name in model.used_inputs:
-        dof = _driven_dof(model, name)
+        dof = driven_dof(model, name)
         i = model.dof_names.index(dof)
         scale.append(float(abs(modes.stiffness[i, i])) * target[model.dof_unit(dof)])
     levels = np.array(scale)
@@ -277,7 +277,7 @@ def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: 
                                 noise=noise, floor=floor, rng=gen))
     band = (max(0.2 * f_lo, 0.2), min(1.5 * f_hi, fs / 5))
     for name in model.used_inputs:
-        dof = _driven_dof(model, name)
+        dof = driven_dof(model, name)
         amp = 0.15 * levels[model.used_inputs.index(name)]
         records.append(sweep(model, theta, dof, amplitude=amp, band=band, duration=duration, fs=fs, noise=noise,
                              floor=floor, rng=gen))
@@ -287,7 +287,8 @@ def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: 
     return tuple(records)
 
 
-def _driven_dof(model: MdofModel, name: str) -> str:
+def driven_dof(model: MdofModel, name: str) -> str:
+    """The DOF an input drives directly (platform: Fz → z, Mx → phi; chain: f_<dof> → <dof>)."""
     if model.body:
         from .spec import BODY_DOFS, BODY_INPUTS
 
