@@ -29,6 +29,7 @@ from nlid_core.mdof.spec import MdofModel
 from nlid_core.mdof.stages import (ROLLED_BACK, Stage, StagePlan, StageReport, StageStep, advance, default_plan, one_shot,
                                    parse_plan)
 from nlid_core.mdof.validation import ChannelValidation, validate_record
+from nlid_core.metrics import percent_cell
 from nlid_core.params import ParameterSet
 from nlid_core.record import Record
 from nlid_core.terms.registry import REGISTRY, connection_terms
@@ -324,7 +325,7 @@ def estimates_table(fit: MdofFit, truth: Mapping[str, float] | None, *, free_onl
             continue
         row: dict[str, object] = {"parameter": e.name, "value": e.value, "± stderr": _num(e.stderr),
                                   "95 % low": _num(e.lower95), "95 % high": _num(e.upper95), "unit": e.unit,
-                                  "rel. stderr [%]": _num(100 * e.relative_se)}
+                                  "rel. stderr [%]": percent_cell(e.relative_se)}
         if truth:
             row["truth"] = truth.get(e.name)
             row["error [%]"] = _error_percent(e.value, truth, e.name)

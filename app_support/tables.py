@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from nlid_core.estimate import FitResult
-from nlid_core.metrics import ChannelMetrics, relative_error, residual_kind
+from nlid_core.metrics import ChannelMetrics, percent_cell, relative_error, residual_kind
 from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
 from nlid_core.nonlinearity.baseline import baseline_parameter
 from nlid_core.terms import REGISTRY
@@ -66,7 +66,7 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
             "± stderr": _num(e.stderr) if e.vary else None,
             f"{conf} % low": _num(e.ci[0]) if e.vary else None,
             f"{conf} % high": _num(e.ci[1]) if e.vary else None,
-            "rel. stderr [%]": _num(100 * e.rel_stderr) if e.vary else None,
+            "rel. stderr [%]": percent_cell(e.rel_stderr) if e.vary else None,
             "unit": unit_text(e.unit),
             "flags": ", ".join(f.replace("_", " ") for f in e.flags),
         })
@@ -187,7 +187,7 @@ def design_table(preds: Sequence[Any]) -> pd.DataFrame:
     for pred in preds:
         row: dict[str, object] = {"design": pred.label, "ok": pred.success}
         if pred.success:
-            row.update({n: 100 * float(r) for n, r in zip(pred.names, pred.rel_stderr)})
+            row.update({n: percent_cell(float(r)) for n, r in zip(pred.names, pred.rel_stderr)})
             row["worst"] = pred.worst_parameter
             row["x peak"] = pred.x_max
         else:
@@ -205,7 +205,7 @@ def monte_carlo_table(mc: Any) -> pd.DataFrame:
 # --------------------------------------------------------------------------- identifiability studies
 def sensitivity_table(study: Any) -> pd.DataFrame:
     return _rounded(pd.DataFrame({"parameter": list(study.names), "value": study.values,
-                                  "rel. stderr [%]": 100 * np.asarray(study.rel_stderr),
+                                  "rel. stderr [%]": [percent_cell(float(r)) for r in study.rel_stderr],
                                   "information share [%]": 100 * np.asarray(study.information_share),
                                   "variance inflation": study.variance_inflation}))
 

@@ -68,6 +68,9 @@ def format_evidence_report(record: str, summary: tuple[str, ...], b: Any, oe: An
         lines += ["", f"output-error check ({oe.basis} RMSE, unit {oe.unit}; {oe.elapsed_s:.1f} s):"]
         kept = {p.label for p in oe.path}
         for st in oe.steps:
+            if not st.success:
+                lines.append(f"  {st.label:36s} {'failed':>12s}  ({st.message})")
+                continue
             rmse = st.rmse_val if math.isfinite(st.rmse_val) else st.rmse_fit
             lines.append(f"  {st.label:36s} {rmse:12.4g}  {'kept' if st.label in kept else ''}")
     return "\n".join(lines)

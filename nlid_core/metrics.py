@@ -112,6 +112,15 @@ def percent_text(fraction: float, decimals: int = 2) -> str:
     return f"{pct:.{decimals}f}"
 
 
+def percent_cell(fraction: float) -> str | None:
+    """A relative error as a table cell: the percentage to 3 significant digits, ``">10000"`` beyond
+    :data:`PERCENT_CAP` (digits there would mean nothing and widen the column), None when not finite."""
+    if not math.isfinite(fraction):
+        return None
+    pct = 100.0 * abs(fraction)
+    return f">{PERCENT_CAP:.0f}" if pct >= PERCENT_CAP else f"{pct:.3g}"
+
+
 def relative_error(error: ArrayLike, value: ArrayLike) -> FloatArray:
     """``|error| / |value|`` elementwise, infinite where ``value`` is 0 (e.g. relative standard errors).
 

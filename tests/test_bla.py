@@ -369,3 +369,24 @@ def test_one_realisation_of_several_periods_gives_the_noise_and_the_detection_li
     assert b.has_noise and not b.has_total and b.nonlinear is None
     text = " ".join(bla_findings(b))
     assert "needs two or more realisations" in text and "odd-degree nonlinearity" in text
+
+
+def test_phase_of_many_noisy_lines_follows_the_curve_not_the_noise():
+    """Thousands of lines with phase noise near ±180°: plain unwrapping drifts by many turns, the robust one
+    stays on the true phase of a mass-spring-damper (0° to -180°) within the noise."""
+    from nlid_core.nonlinearity._args import _unwrapped_deg
+
+    rng = np.random.default_rng(3)
+    f = np.linspace(0.01, 250.0, 40_000)
+    wn, zeta = 2 * np.pi * 70.0, 0.02
+    w = 2 * np.pi * f
+    h = 1.0 / (wn**2 - w**2 + 2j * zeta * wn * w)
+    noisy = h * np.exp(1j * rng.normal(0.0, 0.6, f.size))
+    truth = np.degrees(np.angle(h))
+    truth = np.where(truth > 0, truth - 360.0, truth)
+    robust = _unwrapped_deg(noisy)
+    assert np.ptp(np.degrees(np.unwrap(np.angle(noisy)))) > 720.0  # the naive curve wanders by turns
+    assert np.median(np.abs(robust - truth)) < 40.0
+    assert np.mean(np.abs(robust - truth) > 180.0) < 0.01
+    small = _unwrapped_deg(h[::200])
+    assert np.allclose(small, truth[::200], atol=1e-9)

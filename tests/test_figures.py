@@ -327,3 +327,14 @@ def test_validation_of_a_volt_record_carries_volt_units_for_simulated_channels(v
     assert dict(val.units) == {"f": "V", "x": "V", "v": "V/s", "a": "V/s^2"}
     fig = F.fig_fit(val, channel="x")
     assert _axis_title(fig, "yaxis") == "displacement [V]"
+
+
+def test_design_comparison_draws_undetermined_parameters_at_the_cap():
+    from types import SimpleNamespace
+
+    from nlid_core.figures.studies import fig_design_comparison
+
+    pred = SimpleNamespace(label="chirp", names=("m", "k"), rel_stderr=(0.02, 1.4e14), success=True)
+    bars = fig_design_comparison([pred]).data[0]
+    assert list(bars.y) == pytest.approx([2.0, 1e4])
+    assert list(bars.text) == ["", ">10000"]

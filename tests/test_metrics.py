@@ -97,3 +97,13 @@ def test_percent_text_caps_meaningless_digits():
     assert percent_text(1.1e17) == ">10000"
     assert percent_text(float("inf")) == "inf"
     assert percent_text(0.5, 0) == "50"
+
+
+def test_percent_cell_is_short_text_or_empty():
+    from nlid_core.metrics import percent_cell
+
+    assert percent_cell(0.000362) == "0.0362"
+    assert percent_cell(0.0686) == "6.86"
+    assert percent_cell(-12.5) == "1.25e+03"
+    assert percent_cell(1.1e17) == ">10000"
+    assert percent_cell(float("nan")) is None

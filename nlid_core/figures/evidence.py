@@ -439,6 +439,19 @@ def fig_equivalent_linear(levels: Sequence[EquivalentLinear], *, title: str | No
     return fig
 
 
+def _break_gaps(f: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``f`` and ``y`` with a NaN point inserted wherever the line spacing jumps to more than four times
+    its median, so a curve over the excited lines is not drawn straight across an unexcited band."""
+    if f.size < 3:
+        return f, y
+    step = np.diff(f)
+    gaps = np.flatnonzero(step > 4.0 * np.median(step))
+    if gaps.size == 0:
+        return f, y
+    mid = 0.5 * (f[gaps] + f[gaps + 1])
+    return np.insert(f, gaps + 1, mid), np.insert(np.asarray(y, dtype=np.float64), gaps + 1, np.nan)
+
+
 def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go.Figure:
     """The best linear approximation with its total, noise and nonlinear-distortion levels.
 
@@ -475,13 +488,15 @@ def fig_bla(b: BLA, *, show_phase: bool = True, height: int | None = None) -> go
             traces.append(("noise", b.level_db("noise"), COLORS[2], 1.0))
     for name, y, color, width in traces:
         yy = y[ex]
-        fig.add_trace(go.Scatter(x=f, y=np.where(np.isfinite(yy), yy, np.nan), name=name,
+        fx, yy = _break_gaps(f, yy) if name == "G (BLA)" else (f, yy)
+        fig.add_trace(go.Scatter(x=fx, y=np.where(np.isfinite(yy), yy, np.nan), name=name,
                                    mode="markers" if name != "G (BLA)" else "lines",
                                    marker={"size": 3, "color": color}, line={"color": color, "width": width}),
                       row=1, col=1)
     fig.update_yaxes(title_text=_label("level", f"dB re 1 {b.unit}"), row=1, col=1)
     if show_phase:
-        fig.add_trace(go.Scatter(x=f, y=b.phase_deg[ex], name="phase", mode="lines", showlegend=False,
+        fx, ph = _break_gaps(f, b.phase_deg[ex])
+        fig.add_trace(go.Scatter(x=fx, y=ph, name="phase", mode="lines", showlegend=False,
                                    line={"color": COLORS[0], "width": 1.2}), row=2, col=1)
         fig.update_yaxes(title_text=_label("phase", "deg"), row=2, col=1)
     fig.update_xaxes(title_text=_label("frequency", "Hz"), row=rows, col=1)

@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots  # type: ignore[import-untyped]
 
 from ..errors import DataValidationError
 from ..estimate import FitResult
+from ..metrics import PERCENT_CAP
 from .common import _DIMENSIONLESS, FloatArray, _finish, _label
 
 def fig_correlation(fit: FitResult, *, include_states: bool = False) -> go.Figure:
@@ -57,6 +58,9 @@ def fig_correlation(fit: FitResult, *, include_states: bool = False) -> go.Figur
 def fig_design_comparison(predictions: Sequence[Any], *, title: str | None = None) -> go.Figure:
     """Predicted relative standard error of every parameter for several candidate tests (log scale).
 
+    Errors beyond :data:`nlid_core.metrics.PERCENT_CAP` % are drawn at the cap and labelled as a bound
+    (such a parameter is undetermined by the test; 10^16 % would only stretch the axis).
+
     Parameters
     ----------
     predictions : sequence of DesignPrediction
@@ -69,7 +73,10 @@ def fig_design_comparison(predictions: Sequence[Any], *, title: str | None = Non
     for pred in predictions:
         if not pred.success:
             continue
-        fig.add_trace(go.Bar(x=list(pred.names), y=100 * np.asarray(pred.rel_stderr), name=pred.label))
+        pct = 100 * np.asarray(pred.rel_stderr, dtype=np.float64)
+        capped = ~(pct < PERCENT_CAP)  # beyond the cap (or not finite) the parameter is undetermined
+        fig.add_trace(go.Bar(x=list(pred.names), y=np.where(capped, PERCENT_CAP, pct), name=pred.label,
+                             text=[f">{PERCENT_CAP:.0f}" if c else "" for c in capped], textposition="outside"))
     names = [n for pred in predictions if pred.success for n in pred.names]
     if names:
         fig.add_trace(go.Scatter(x=list(dict.fromkeys(names)), y=[10.0] * len(dict.fromkeys(names)), mode="lines",

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ModelSpecError
+from ..metrics import percent_text
 from ..params import ParameterSet
 from .data import MdofRecord
 from .fit import MdofFit, fit_records
@@ -222,7 +223,7 @@ def _trust(fit: MdofFit) -> str:
         return "nothing estimated"
     rse = worst.relative_se
     firm = math.isfinite(rse) and rse < FIRM_RSE and fit.condition < FIRM_CONDITION
-    worst_text = f"largest relative standard error {100 * rse:.2g} % ({worst.name})" if math.isfinite(rse) else (
+    worst_text = f"largest relative standard error {percent_text(rse)} % ({worst.name})" if math.isfinite(rse) else (
         f"{worst.name} is not determined by these records")
     cond = f"condition number {fit.condition:.3g}"
     unsure = f" These records do not determine {', '.join(fit.undetermined)}: held, for a later stage." if fit.undetermined else ""

@@ -64,3 +64,28 @@ def _ratio_unit(num: str, den: str) -> str:
 
 def _with_va(rec: Record) -> Record:
     return rec if rec.v is not None and rec.a is not None else derive_missing(rec)
+
+
+def _unwrapped_deg(z: ComplexArray) -> FloatArray:
+    """Phase of the lines ``z`` in degrees, unwrapped robustly.
+
+    ``np.unwrap`` over thousands of noisy lines steps by 360° wherever two neighbours differ by more
+    than 180° by noise alone, and the steps accumulate (a broadband record's phase drifts to
+    thousands of degrees). Here the reference is the unwrapped phase of the unit phasors smoothed over
+    about 1/200 of the lines (plain ``np.unwrap`` for up to 400 lines), and each line takes the branch
+    of its own phase nearest to that reference, so noise moves single lines, never the curve.
+    """
+    z = np.asarray(z, dtype=np.complex128)
+    ang = np.angle(z)
+    if z.size == 0:
+        return np.asarray(ang, dtype=np.float64)
+    width = z.size // 200
+    if width < 2:
+        return np.asarray(np.degrees(np.unwrap(ang)), dtype=np.float64)
+    mag = np.abs(z)
+    unit = np.where(mag > 0, z / np.where(mag > 0, mag, 1.0), 0.0)
+    kernel = np.ones(width) / width
+    smooth = np.convolve(unit, kernel, mode="same")
+    ref = np.unwrap(np.angle(smooth))
+    branch = np.round((ref - ang) / (2.0 * np.pi))
+    return np.asarray(np.degrees(ang + 2.0 * np.pi * branch), dtype=np.float64)

@@ -70,7 +70,7 @@ from .._checks import check_int as _check_int
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate import ProgressFn
 from ..record import Record
-from ._args import ComplexArray, FloatArray, _check_channel, _check_record, _ratio_unit
+from ._args import ComplexArray, FloatArray, _check_channel, _check_record, _ratio_unit, _unwrapped_deg
 from .detection import DetectionLines, detection_lines, excited_lines, input_kind
 from .thresholds import (
     BLA_CONFIDENCE,
@@ -465,7 +465,7 @@ class BLA:
         out = np.full(self.g.shape, np.nan)
         ok = self.excited & np.isfinite(self.g)
         if ok.any():
-            out[ok] = np.degrees(np.unwrap(np.angle(self.g[ok])))
+            out[ok] = _unwrapped_deg(self.g[ok])
         return out
 
     def stats(self) -> dict[str, float]:

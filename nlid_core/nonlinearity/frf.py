@@ -25,6 +25,7 @@ from ._args import (
     _check_record,
     _ratio_unit,
     _spectral_window,
+    _unwrapped_deg,
 )
 from .spectra import _band_or_nan
 from .thresholds import MIN_COHERENCE
@@ -75,7 +76,7 @@ class FRF:
         ok = np.isfinite(self.h)
         out = np.full(self.h.shape, np.nan)
         if ok.any():
-            out[ok] = np.degrees(np.unwrap(np.angle(self.h[ok])))
+            out[ok] = _unwrapped_deg(self.h[ok])
         return out
 
     def valid(self, min_coherence: float = MIN_COHERENCE) -> NDArray[np.bool_]:
@@ -114,7 +115,7 @@ class FRF:
         ok = self.valid(min_coherence)
         out = np.full(self.h.shape, np.nan)
         if ok.any():
-            out[ok] = np.degrees(np.unwrap(np.angle(self.h[ok])))
+            out[ok] = _unwrapped_deg(self.h[ok])
         return out
 
     def peak_hz(self, band: tuple[float, float] | None = None) -> float:

@@ -14,6 +14,7 @@ from ..errors import ModelSpecError
 from ..estimate import FitResult
 from ..examples import chirp_force
 from ..identifiability import uncertainty_from_jacobian
+from ..metrics import PERCENT_CAP
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
@@ -184,7 +185,7 @@ def predict_uncertainty(
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(vals > 0, unc.stderr / np.where(vals > 0, vals, 1.0), np.inf)
     worst = int(np.argmax(np.where(np.isnan(rel), np.inf, rel)))
-    msg = (f"{label + ': ' if label else ''}largest predicted relative standard error {100 * rel[worst]:.3g} %"
+    msg = (f"{label + ': ' if label else ''}largest predicted relative standard error {format_percent(float(rel[worst]))}"
            f" ({names[worst]}); peak displacement {xmax:.3g}")
     return DesignPrediction(success=True, message=msg, stderr=unc.stderr, rel_stderr=rel, covariance=unc.covariance,
                             correlation=unc.correlation, fisher=jac.T @ jac, condition_number=unc.condition_number,
@@ -497,11 +498,14 @@ def format_percent(fraction: float) -> str:
     -------
     str
         Three significant digits below 100 % (``0.000123 -> "0.0123 %"``, ``0.637144 -> "63.7 %"``), whole
-        percent above (``12.3 -> "1230 %"``); ``"not determined"`` for inf or NaN.
+        percent above (``12.3 -> "1230 %"``), a bound beyond :data:`~nlid_core.metrics.PERCENT_CAP` %;
+        ``"not determined"`` for inf or NaN.
     """
     if not math.isfinite(fraction):
         return "not determined"
     pct = 100.0 * fraction
+    if abs(pct) >= PERCENT_CAP:
+        return f">{PERCENT_CAP:.0f} % (not determined)"
     if abs(pct) >= 100:
         return f"{pct:.0f} %"
     return f"{pct:.3g} %"

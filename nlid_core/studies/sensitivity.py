@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ModelSpecError
 from ..estimate import FitResult
 from ..identifiability import Uncertainty, column_norms, uncertainty_from_jacobian, weak_directions_text
+from ..metrics import percent_text
 from ..record import Record
 from ..simulate import SimulationResult, simulate
 from ._common import FloatArray, ProgressFn, _check_oe_fit, _records, _Steps, _substeps
@@ -139,7 +140,7 @@ def _reason(name: str, k: int, share: FloatArray, vif: FloatArray, corr: FloatAr
                      f" inflate its variance {vif[k]:.3g}-fold)")
     if not parts:
         parts.append("the smallest information relative to its value")
-    tail = f"relative standard error {100 * rse:.3g} %" if math.isfinite(rse) else "not determined by the data"
+    tail = f"relative standard error {percent_text(rse)} %" if math.isfinite(rse) else "not determined by the data"
     return f"{name}: " + " and ".join(parts) + f"; {tail}"
 
 
