@@ -56,6 +56,11 @@ def _rounded(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     return out
 
 
+#: A parameter's flags as the table shows them: short words (the page states each in full beside the table),
+#: so that the column is not cut at 1280 px.
+FLAG_WORDS = {"at_bound": "at bound", "unidentifiable": "unidentifiable", "strongly_correlated": "correlated"}
+
+
 def parameter_table(fit: FitResult) -> pd.DataFrame:
     conf = int(round(100 * fit.options.confidence))
     rows = []
@@ -68,7 +73,7 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
             f"{conf} % high": _num(e.ci[1]) if e.vary else None,
             "rel. stderr [%]": percent_cell(e.rel_stderr) if e.vary else None,
             "unit": unit_text(e.unit),
-            "flags": ", ".join(f.replace("_", " ") for f in e.flags),
+            "flags": ", ".join(FLAG_WORDS.get(f, f.replace("_", " ")) for f in e.flags),
         })
     return pd.DataFrame(rows)
 
@@ -133,7 +138,9 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
             return "%.2g"
         if c in INTEGER_COLUMNS:
             return "%d"
-        return "%.3g" if c.startswith(("±", "rel.")) else fmt
+        if c.startswith(("±", "rel.")):
+            return "%.3g"
+        return "%.5g" if c.endswith((" % low", " % high")) else fmt
 
     def width(c: str) -> str | None:
         # values keep their own width (0.000224864 must not lose its leading digit); uncertainties are short
