@@ -1,7 +1,8 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
 Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` (:mod:`nlid_core._cli_split`),
-``friction identify`` (:mod:`nlid_core._cli_friction`), ``nonlinearity``
+``friction identify`` (:mod:`nlid_core._cli_friction`), ``pendulum simulate|identify|interval``
+(:mod:`nlid_core._cli_pendulum`), ``nonlinearity``
 (:mod:`nlid_core._cli_evidence`), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
 options in :mod:`nlid_core._cli_model`.
@@ -273,6 +274,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from ._cli_split import add_split_parser
 
     add_split_parser(sub, ident)
+    from ._cli_pendulum import add_pendulum_parser
+
+    add_pendulum_parser(sub)
     from ._cli_evidence import add_evidence_parser
 
     add_evidence_parser(sub, ident)
@@ -621,6 +625,15 @@ def _friction(args: argparse.Namespace) -> int:
     return status
 
 
+def _pendulum(args: argparse.Namespace) -> int:
+    from ._cli_pendulum import run_pendulum
+
+    status, report = run_pendulum(args)
+    if not args.quiet:
+        _print_report(report)
+    return status
+
+
 def _split_command(args: argparse.Namespace) -> int:
     from ._cli_split import run_split
 
@@ -646,7 +659,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
-                       "nonlinearity": _nonlinearity}[args.command]
+                       "nonlinearity": _nonlinearity, "pendulum": _pendulum}[args.command]
             status = handler(args)
         del caught
         return status
