@@ -22,6 +22,7 @@ PAGES = [
     st.Page("app_pages/identify.py", title="Identify", icon=":material/play_circle:"),
     st.Page("app_pages/friction.py", title="Friction & hysteresis", icon=":material/line_axis:"),
     st.Page("app_pages/mdof.py", title="Multi-DOF", icon=":material/hub:"),
+    st.Page("app_pages/multibody.py", title="Multibody & interval", icon=":material/timeline:"),
     st.Page("app_pages/validate.py", title="Validate", icon=":material/monitoring:"),
     st.Page("app_pages/identifiability.py", title="Identifiability", icon=":material/troubleshoot:"),
     st.Page("app_pages/design.py", title="Excitation design", icon=":material/graphic_eq:"),

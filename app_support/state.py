@@ -826,3 +826,66 @@ MDOF_DL_FINAL_PLAN: Final = "mdof_dl_final_plan"
 def mdof() -> dict[str, Any]:
     """The Multi-DOF page's model, records and results (one set per session; see :data:`MDOF`)."""
     return st.session_state.setdefault(MDOF, {})  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- multibody & interval page
+MULTIBODY: Final = "nlid_multibody"  # dict: simulated runs, trajectory fit, forward analysis, interval inverse results
+MULTIBODY_FORM: Final = "nlid_multibody_form"  # not a widget: the page's kept form values (see restore_form)
+MB_TABS: Final = "mb_tabs"
+MB_LENGTH_OA: Final = "mb_length_oa"
+MB_LENGTH_AB: Final = "mb_length_ab"
+MB_HEIGHT: Final = "mb_height"
+MB_WIDTH: Final = "mb_width"
+MB_DENSITY: Final = "mb_density"
+MB_E_OA: Final = "mb_e_oa"
+MB_E_AB: Final = "mb_e_ab"
+MB_NU: Final = "mb_nu"
+MB_N_OA: Final = "mb_n_oa"
+MB_N_AB: Final = "mb_n_ab"
+MB_DT: Final = "mb_dt"
+MB_RHO_INF: Final = "mb_rho_inf"
+MB_PRESET: Final = "mb_preset"
+MB_THETA1: Final = "mb_theta1"
+MB_THETA2: Final = "mb_theta2"
+MB_T_END: Final = "mb_t_end"
+MB_DT_OUT: Final = "mb_dt_out"
+MB_SIMULATE: Final = "mb_simulate"
+MB_SIMULATE_JOB: Final = "mb_simulate_job"
+MB_ANIMATION_LAYOUT: Final = "mb_animation_layout"
+MB_EXAGGERATE: Final = "mb_exaggerate"
+MB_DL_SIMULATED: Final = "mb_dl_simulated"
+MB_TRAJ_SOURCE: Final = "mb_traj_source"
+MB_TRAJ_UPLOAD: Final = "mb_traj_upload"
+MB_FREE: Final = "mb_free"
+MB_METHOD: Final = "mb_method"
+MB_IDENTIFY: Final = "mb_identify"
+MB_IDENTIFY_JOB: Final = "mb_identify_job"
+MB_DL_FIT: Final = "mb_dl_fit"
+MB_MID: Final = "mb_mid"  # key_for(MB_MID, parameter): an interval's midpoint
+MB_RADIUS: Final = "mb_radius"  # key_for(MB_RADIUS, parameter): an interval's radius
+MB_USE_E_AB: Final = "mb_use_e_ab"
+MB_ORDER: Final = "mb_order"
+MB_KIND: Final = "mb_kind"
+MB_N_CHECK: Final = "mb_n_check"
+MB_FORWARD: Final = "mb_forward"
+MB_FORWARD_JOB: Final = "mb_forward_job"
+MB_DL_BOUNDS: Final = "mb_dl_bounds"
+MB_FWD_RELATIVE: Final = "mb_fwd_relative"
+MB_INV_RELATIVE: Final = "mb_inv_relative"
+MB_BOUNDS_SOURCE: Final = "mb_bounds_source"
+MB_BOUNDS_UPLOAD: Final = "mb_bounds_upload"
+MB_INV_FREE: Final = "mb_inv_free"
+MB_INV_FIXED: Final = "mb_inv_fixed"  # key_for(MB_INV_FIXED, parameter): a held value in the interval inverse
+MB_INV_ORDER: Final = "mb_inv_order"
+MB_INV_KIND: Final = "mb_inv_kind"
+MB_POPULATION: Final = "mb_population"
+MB_ITERATIONS: Final = "mb_iterations"
+MB_SEED: Final = "mb_seed"
+MB_INVERSE: Final = "mb_inverse"
+MB_INVERSE_JOB: Final = "mb_inverse_job"
+MB_DL_INVERSE: Final = "mb_dl_inverse"
+
+
+def multibody() -> dict[str, Any]:
+    """The Multibody & interval page's runs and results (one set per session; see :data:`MULTIBODY`)."""
+    return st.session_state.setdefault(MULTIBODY, {})  # type: ignore[no-any-return]

@@ -193,3 +193,28 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert err.startswith("error:") and "\n" not in err
     assert main(["pendulum", "simulate", "--theta1", "nan", "--theta2", "0.5", "--out", str(tmp_path / "o.csv")]) == 2
     assert main(["pendulum", "interval", str(bad), "--free", "theta1,theta9"]) == 2
+
+
+def test_cli_interval_gives_the_same_answer_on_a_dask_cluster(tmp_path):
+    """The surrogate's runs on local processes and on a Dask scheduler (an in-process LocalCluster) give the
+    same coefficients, so the same swarm and the same intervals."""
+    distributed = pytest.importorskip("distributed")
+    ivs = (Interval.from_mid("theta1", 0.8, 0.03), Interval.from_mid("theta2", 0.5, 0.02))
+    bounds = _bounds_by_sampling(ivs, {}, PendulumSpec(), 0.5, n=5)
+    path = tmp_path / "bounds.csv"
+    bounds.to_frame().to_csv(path, index=False)
+    common = ["pendulum", "interval", str(path), "--free", "theta1,theta2", "--dt", "1e-3", "--population", "20",
+              "--iterations", "60", "--quiet"]
+    assert main([*common, "--json", str(tmp_path / "local.json")]) in (0, 1)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        assert main([*common, "--scheduler", cluster.scheduler_address, "--json", str(tmp_path / "dask.json")]) in (0, 1)
+    local = json.loads((tmp_path / "local.json").read_text())
+    dask = json.loads((tmp_path / "dask.json").read_text())
+    assert local["intervals"] == dask["intervals"] and local["fitness"] == dask["fitness"]
+    for iv in ivs:
+        got = local["intervals"][iv.name]
+        # a loose check (0.5 s of record, bounds from a 5 x 5 grid of runs that misses interior extremes);
+        # the accuracy tests are the ones above
+        assert abs(got["lower"] - iv.lower) < 1e-2 and abs(got["upper"] - iv.upper) < 1e-2, (iv, got)
+    assert main([*common, "--scheduler", "tcp://127.0.0.1:1", "--json", str(tmp_path / "x.json")]) == 2

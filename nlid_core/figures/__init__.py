@@ -15,8 +15,9 @@ Modules: :mod:`~nlid_core.figures.common` (shared look, label and argument
 helpers, :func:`decimate_for_plot`, :func:`fig_to_html`),
 :mod:`~nlid_core.figures.records` (records and excitation signals),
 :mod:`~nlid_core.figures.evidence` (evidence of nonlinearity),
-:mod:`~nlid_core.figures.fits` (fit and validation results) and
-:mod:`~nlid_core.figures.studies` (identifiability and test design).
+:mod:`~nlid_core.figures.fits` (fit and validation results),
+:mod:`~nlid_core.figures.studies` (identifiability and test design) and
+:mod:`~nlid_core.figures.multibody` (the flexible double pendulum: animation, interval bounds, swarms).
 
 This package is the only part of ``nlid_core`` that imports plotly, and
 ``nlid_core/__init__.py`` does not import it: ``import nlid_core`` stays free
@@ -45,6 +46,13 @@ from .evidence import (
     fig_spectrum,
 )
 from .fits import fig_fit, fig_fit_spectrum, fig_residual_acf, fig_residual_spectrum
+from .multibody import (
+    fig_interval_bounds,
+    fig_pendulum_animation,
+    fig_surrogate_check,
+    fig_swarm_convergence,
+    fig_tip_trajectory,
+)
 from .records import fig_derivative_check, fig_excitation, fig_hysteresis, fig_record
 from .studies import fig_correlation, fig_design_comparison, fig_lcurve, fig_profile, fig_sensitivity
 
@@ -73,4 +81,9 @@ __all__ = [
     "fig_sensitivity",
     "fig_profile",
     "fig_lcurve",
+    "fig_pendulum_animation",
+    "fig_tip_trajectory",
+    "fig_interval_bounds",
+    "fig_swarm_convergence",
+    "fig_surrogate_check",
 ]

@@ -32,39 +32,39 @@ TRAJECTORY_COLUMNS = ("t", "x_B", "y_B")
 
 def _frame(source: str | Path | bytes, what: str, needed: tuple[str, ...]) -> pd.DataFrame:
     if isinstance(source, (bytes, bytearray)):
-        raw, name = bytes(source), what
+        raw, name = bytes(source), f"the {what} table"
     else:
         path = Path(source)
-        name = f"`{path.name}`"
+        name = f"{what} file `{path.name}`"
         if not path.is_file():
-            raise DataValidationError(f"{what} file {name} does not exist")
+            raise DataValidationError(f"{name} does not exist")
         if path.stat().st_size > MAX_TABLE_BYTES:
-            raise DataValidationError(f"{what} file {name} is {path.stat().st_size / 1e6:.1f} MB; a {what} table"
+            raise DataValidationError(f"{name} is {path.stat().st_size / 1e6:.1f} MB; a {what} table"
                                       f" is at most {MAX_TABLE_BYTES / 1e6:.0f} MB")
         raw = path.read_bytes()
     if len(raw) > MAX_TABLE_BYTES:
-        raise DataValidationError(f"{what} {name} is {len(raw) / 1e6:.1f} MB; at most {MAX_TABLE_BYTES / 1e6:.0f} MB")
+        raise DataValidationError(f"{name} is {len(raw) / 1e6:.1f} MB; at most {MAX_TABLE_BYTES / 1e6:.0f} MB")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise DataValidationError(f"{what} {name} is not a UTF-8 text (CSV) file") from None
+        raise DataValidationError(f"{name} is not a UTF-8 text (CSV) file") from None
     if text.count("\n") > MAX_TABLE_ROWS + 1:
-        raise DataValidationError(f"{what} {name} has more than {MAX_TABLE_ROWS:,} rows")
+        raise DataValidationError(f"{name} has more than {MAX_TABLE_ROWS:,} rows")
     try:
         frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise DataValidationError(f"{what} {name} is not a readable CSV table: {str(exc).splitlines()[0]}") from None
+        raise DataValidationError(f"{name} is not a readable CSV table: {str(exc).splitlines()[0]}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
-        raise DataValidationError(f"{what} {name} lacks column(s) {', '.join(missing)}; it needs {', '.join(needed)}"
+        raise DataValidationError(f"{name} lacks column(s) {', '.join(missing)}; it needs {', '.join(needed)}"
                                   f" (found: {', '.join(frame.columns[:8]) or 'none'})")
     out = {}
     for c in needed:
         v = pd.to_numeric(frame[c].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(~np.isfinite(v))
         if bad.size:
-            raise DataValidationError(f"{what} {name}: column `{c}` has a missing or non-numeric value in data row"
+            raise DataValidationError(f"{name}: column `{c}` has a missing or non-numeric value in data row"
                                       f" {bad[0] + 1} ({frame[c].iloc[bad[0]]!r})")
         out[c] = v
     return pd.DataFrame(out)

@@ -249,7 +249,8 @@ class ForwardAnalysis:
                 "surrogate": {"order": self.surrogate.order, "kind": self.surrogate.kind,
                               "coefficients": int(self.surrogate.indices.shape[0]),
                               "samples": int(self.surrogate.samples.shape[0]),
-                              "holdout_rms_m": self.holdout_rms, "holdout_max_m": self.holdout_max},
+                              "holdout_rms_m": self.holdout_rms if math.isfinite(self.holdout_rms) else None,
+                              "holdout_max_m": self.holdout_max if math.isfinite(self.holdout_max) else None},
                 "forward_runs": self.forward_runs, "elapsed_s": self.elapsed_s,
                 "bounds": self.bounds.to_frame().to_dict(orient="list")}
 
@@ -307,10 +308,10 @@ class InverseResult:
         """JSON-ready: ``intervals`` {name: {lower, upper, mid, radius, unit}}, fitness, forward runs, time."""
         return {"success": self.success, "message": self.message, "method": self.method,
                 "intervals": {iv.name: iv.to_dict() for iv in self.intervals}, "fixed": dict(self.fixed),
-                "fitness": self.fitness, "forward_runs": self.forward_runs,
+                "fitness": self.fitness if math.isfinite(self.fitness) else None, "forward_runs": self.forward_runs,
                 "fitness_evaluations": self.swarm.evaluations, "iterations": self.swarm.iterations,
                 "elapsed_s": self.elapsed_s, "swarm_s": self.swarm.elapsed_s,
-                "history": [float(h) for h in self.swarm.history],
+                "history": [float(h) if math.isfinite(h) else None for h in self.swarm.history],
                 "domain": {iv.name: iv.to_dict() for iv in self.domain},
                 "start": {iv.name: iv.to_dict() for iv in self.start},
                 "surrogate": {"order": self.surrogate.order, "kind": self.surrogate.kind,

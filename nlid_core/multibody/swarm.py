@@ -263,7 +263,7 @@ def _archive_add(arch_x: FloatArray, arch_f: FloatArray, x: FloatArray, f: Float
 
 def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: int = 40, iterations: int = 100,
          seed: int | np.random.Generator = 0, threshold: float = 0.1, archive_max: int = 500,
-         sub_swarms: Sequence[int] = (30, 5, 5), w_start: float = 0.8, w_end: float = 0.7, alpha: float = 0.5,
+         sub_swarms: Sequence[int] | None = None, w_start: float = 0.8, w_end: float = 0.7, alpha: float = 0.5,
          progress: ProgressFn | None = None, cancel: CancelFn | None = None) -> SwarmResult:
     r"""The improved PSO of Guo & Jin (2025, §2): three sub-swarms and a high-quality archive.
 
@@ -283,8 +283,8 @@ def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: 
         h: positions with fitness below it join the archive (units of the fitness).
     archive_max : int
         Largest archive (the best are kept).
-    sub_swarms : sequence of 3 int
-        Sizes of sub-swarms 1, 2, 3 (sub-swarm 1 ≥ 1, the others ≥ 0).
+    sub_swarms : sequence of 3 int or None
+        Sizes of sub-swarms 1, 2, 3 (sub-swarm 1 ≥ 1, the others ≥ 0); default :func:`default_sub_swarms`.
     w_start, w_end : float
         Inertia at the start and at the last iteration.
     alpha : float
@@ -317,7 +317,7 @@ def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: 
     lo, up = _box(lower, upper)
     k = _positive_int(population, "population", 2)
     n_it = _positive_int(iterations, "iterations", 0)
-    sizes = tuple(sub_swarms)
+    sizes = tuple(sub_swarms) if sub_swarms is not None else default_sub_swarms(k)
     if (len(sizes) != 3 or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) or s < 0 for s in sizes)
             or sizes[0] < 1 or sum(sizes) != k):
         raise ModelSpecError(f"`sub_swarms` must be three non-negative integers (the first ≥ 1) summing to "
@@ -390,6 +390,20 @@ def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: 
         if progress is not None:
             progress(it / n_it, f"ipso iteration {it}/{n_it}: best fitness {gval:.6g}, archive {arch_f.size}")
     return _finish("ipso", gbest, gval, history, evaluations, done, t0, int(arch_f.size), cancelled)
+
+
+def default_sub_swarms(population: int) -> tuple[int, int, int]:
+    """The seed's split of a swarm: two mutation sub-swarms of 5 particles each and the rest in the first
+    (30, 5, 5 for the seed's 40); for populations under 20 each mutation sub-swarm takes an eighth (at least 1).
+
+    Parameters
+    ----------
+    population : int
+        Particles (≥ 3).
+    """
+    k = _positive_int(population, "population", 3)
+    m = 5 if k >= 20 else max(1, k // 8)
+    return (k - 2 * m, m, m)
 
 
 #: Swarm minimisers by name.
