@@ -19,7 +19,10 @@ where :math:`x` holds each free input's lower and upper end. Steps:
    half-widths against the sensitivities there (non-negative least squares, to first order
    :math:`\tfrac12 (Y^u - Y^l) \approx \sum_i |\partial Y/\partial p_i|\, w_i`) give the radii;
 2. one surrogate is built over a search domain around that estimate (midpoint ± ``DOMAIN_FACTOR``
-   radii plus a floor), its runs in parallel, and reused by every particle;
+   radii plus a floor), its runs in parallel, and reused by every particle; when its error on two held-out
+   runs exceeds ``REFINE_RMS_M`` the box is located on it and the surrogate built again over the located
+   box with a margin (at most ``REFINE_PASSES`` times: a domain half as wide fits an order-p polynomial
+   about 2^(p+1) times better);
 3. a particle swarm — the standard PSO or the seed's improved PSO (:mod:`~nlid_core.multibody.swarm`) —
    minimises :math:`F` over the intervals' ends inside the domain, each particle's bounds found over its
    own box on the surrogate.
@@ -60,6 +63,11 @@ DOMAIN_FACTOR = 3.0
 #: Floor of the domain's half-width: angles (rad) and moduli (fraction of the estimate).
 _DOMAIN_FLOOR_RAD = 0.01
 _DOMAIN_FLOOR_REL = 0.02
+#: A surrogate whose held-out error over the search domain exceeds this (m, rms) is built again over the box
+#: located on it, widened on each side by REFINE_MARGIN radii (plus the floor); at most REFINE_PASSES times.
+REFINE_RMS_M = 2e-4
+REFINE_MARGIN = 1.0
+REFINE_PASSES = 2
 #: The improved PSO's archive threshold as an rms bound mismatch (m): fitness below ``4 n ARCHIVE_RMS_M²``
 #: (n times; lower and upper bounds of x and of y) is "high quality". 0.5 mm is how closely the model reproduces the
 #: paper's table; on its Table A2 a looser 2.5 mm filled the archive with mediocre positions whose mean pulled
@@ -476,9 +484,9 @@ def _prepare(bounds: IntervalBounds, free: Sequence[str], fixed: Mapping[str, fl
         if tuple(iv.name for iv in dom) != names:
             raise ModelSpecError(f"`domain` must give intervals of {', '.join(names)} in that order")
     else:
-        floor = np.array([_DOMAIN_FLOOR_REL * abs(centre[i]) if n.startswith("E_") else _DOMAIN_FLOOR_RAD
-                          for i, n in enumerate(names)])
-        reach = DOMAIN_FACTOR * w0 + floor
+        floor0 = np.array([_DOMAIN_FLOOR_REL * abs(centre[i]) if n.startswith("E_") else _DOMAIN_FLOOR_RAD
+                           for i, n in enumerate(names)])
+        reach = DOMAIN_FACTOR * w0 + floor0
         dom = tuple(Interval(name=n, lower=float(centre[i] - reach[i]), upper=float(centre[i] + reach[i]))
                     for i, n in enumerate(names))
     fx_all = {k: v for k, v in fx.items()}
@@ -486,17 +494,36 @@ def _prepare(bounds: IntervalBounds, free: Sequence[str], fixed: Mapping[str, fl
         if p not in names and p not in fx_all:
             raise ModelSpecError(f"{p} is neither free nor fixed: make it free or give its value")
     fn = Response(names=names, fixed=fx_all, spec=spec, settings=settings, t_end=float(t[-1]), dt_out=dt_out)
-    lower = np.array([iv.lower for iv in dom])
-    upper = np.array([iv.upper for iv in dom])
+    floor = np.array([_DOMAIN_FLOOR_REL * abs(centre[i]) if n.startswith("E_") else _DOMAIN_FLOOR_RAD
+                      for i, n in enumerate(names)])
+    passes = 1 if domain is not None else REFINE_PASSES + 1
     with _OwnRunner(runner) as run_obj:
-        sur = build_surrogate(fn, lower, upper, order=order, kind=kind, names=names, seed=seed, runner=run_obj,
-                              progress=lambda f, s: _say(progress, cancel, 0.2 + 0.6 * f, f"surrogate: {s}"))
-        # two held-out runs inside the domain: the surrogate's error where the swarm searches
-        eta = sample_design(len(names), 2, seed=seed + 7) * 0.8
-        pts = lower + (upper - lower) * (eta + 1.0) / 2.0
-        check = np.asarray(run_obj.map(fn, list(pts)), dtype=np.float64)
-    hold = float(np.sqrt(np.mean((sur.evaluate(pts) - check) ** 2)))
-    runs += int(sur.samples.shape[0]) + len(pts)
+        for k in range(passes):
+            lower = np.array([iv.lower for iv in dom])
+            upper = np.array([iv.upper for iv in dom])
+            lo_f, hi_f = 0.2 + 0.6 * k / passes, 0.2 + 0.6 * (k + 1) / passes
+            sur = build_surrogate(fn, lower, upper, order=order, kind=kind, names=names, seed=seed, runner=run_obj,
+                                  progress=lambda f, s: _say(progress, cancel, lo_f + (hi_f - lo_f) * f,
+                                                             f"surrogate{' (refined)' if k else ''}: {s}"))
+            # two held-out runs inside the domain: the surrogate's error where the swarm searches
+            eta = sample_design(len(names), 2, seed=seed + 7) * 0.8
+            pts = lower + (upper - lower) * (eta + 1.0) / 2.0
+            check = np.asarray(run_obj.map(fn, list(pts)), dtype=np.float64)
+            hold = float(np.sqrt(np.mean((sur.evaluate(pts) - check) ** 2)))
+            runs += int(sur.samples.shape[0]) + len(pts)
+            if hold <= REFINE_RMS_M or k == passes - 1:
+                break
+            # too coarse over this domain: locate the box on it, then build the surrogate again over the
+            # located box with a margin (a domain half as wide makes an order-p fit about 2^(p+1) times better)
+            prep = _Prepared(names=names, fixed=fx_all, start=start, domain=dom, surrogate=sur, holdout_rms=hold,
+                             forward_runs=runs, elapsed_s=0.0, t=t, target_lo=bounds.lower, target_hi=bounds.upper)
+            from .swarm import pso
+
+            x = pso(_fitness(prep), np.repeat(lower, 2), np.repeat(upper, 2), seed=seed).x
+            a, b = np.minimum(x[0::2], x[1::2]), np.maximum(x[0::2], x[1::2])
+            reach = REFINE_MARGIN * 0.5 * (b - a) + floor
+            dom = tuple(Interval(name=n, lower=float(a[i] - reach[i]), upper=float(b[i] + reach[i]))
+                        for i, n in enumerate(names))
     return _Prepared(names=names, fixed=fx_all, start=start, domain=dom, surrogate=sur, holdout_rms=hold,
                      forward_runs=runs, elapsed_s=time.perf_counter() - t0, t=t, target_lo=bounds.lower,
                      target_hi=bounds.upper)
