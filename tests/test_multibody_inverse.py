@@ -218,3 +218,14 @@ def test_cli_interval_gives_the_same_answer_on_a_dask_cluster(tmp_path):
         # the accuracy tests are the ones above
         assert abs(got["lower"] - iv.lower) < 1e-2 and abs(got["upper"] - iv.upper) < 1e-2, (iv, got)
     assert main([*common, "--scheduler", "tcp://127.0.0.1:1", "--json", str(tmp_path / "x.json")]) == 2
+
+
+def test_swarm_route_of_the_deterministic_inverse():
+    """``method="pso"``: the improved swarm on a trajectory surrogate (runs serial here), standard errors from the
+    Jacobian at its optimum; it lands where least squares does."""
+    run = simulate(0.9, 0.6, t_end=0.6, dt_out=0.05, settings=FAST)
+    with runner(serial=True) as r:
+        fit = identify_trajectory(run.t, run.x_b, run.y_b, method="pso", runner=r, settings=FAST)
+    assert fit.method == "pso" and fit.history.size > 10
+    assert abs(fit.estimate("theta1").value - 0.9) < 1e-3 and abs(fit.estimate("theta2").value - 0.6) < 1e-3
+    assert all(math.isfinite(p.stderr) for p in fit.parameters)
