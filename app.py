@@ -29,7 +29,7 @@ PAGES = [
     st.Page("app_pages/export.py", title="Export", icon=":material/download:"),
     st.Page("app_pages/teaching.py", title="Teaching mode", icon=":material/school:"),
 ]
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # every page listed (no "View more" fold)
 cache.shared_cache()  # process-wide, bounded; its housekeeping thread frees what closed sessions left
 
 with st.sidebar:

@@ -141,7 +141,7 @@ def test_design_page_predicts_and_compares():
     frame = next(d.value for d in at.dataframe if "design" in d.value.columns)
     assert frame["ok"].iloc[0]
     # the default 30 N 0.5-10 Hz chirp determines m1 to better than 10 % (prior: the seed model)
-    assert frame["m1"].iloc[0] < 10
+    assert float(frame["m1"].iloc[0]) < 10  # cells are text: ">10000" for an undetermined parameter
     at.button(key="add_design").click().run()
     assert not at.exception
 
