@@ -1,0 +1,17 @@
+"""Saved studies in a database: records, runs and notes that outlive a session (issue 13).
+
+The layer is plain SQLAlchemy Core over SQLite (the default, one file) or
+PostgreSQL (one setting, ``NLID_DATABASE_URL``), with the schema versioned by
+Alembic from its first table. Modules:
+
+- :mod:`.db` — :func:`~nlid_core.store.db.open_store`: URL, engine settings,
+  migrations to head;
+- :mod:`.schema` — the tables (the single definition read by the migrations
+  and the queries);
+- :mod:`.studies` — create, list, open, rename, duplicate, delete studies;
+  add and read records and runs; compare runs;
+- :mod:`.archive` — one-file export of a study and its guarded import.
+
+Nothing is pickled: records are stored as Parquet bytes, everything else as
+JSON. Every row carries its ``owner`` and every query filters on it.
+"""

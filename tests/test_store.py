@@ -1,0 +1,518 @@
+"""Study store (nlid_core.store): opening and migrating, studies, records, runs, owners, crash safety.
+
+The functional tests run on SQLite and, when the PostgreSQL server binaries are installed
+(``/usr/lib/postgresql/*/bin``), on a throwaway real PostgreSQL started for this module.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from nlid_core.errors import DataValidationError
+from nlid_core.record import from_arrays, from_channels
+from nlid_core.store import studies as S
+from nlid_core.store.db import BUSY_TIMEOUT_MS, DEFAULT_FILENAME, current_revision, default_url, open_store
+from nlid_core.store.schema import SCHEMA_REVISION, metadata, records, runs, studies, study_records
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- a real PostgreSQL
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(cmd: list[str]) -> list[str]:
+    """initdb refuses root: run the server commands as ``nobody`` when we are root."""
+    if os.geteuid() != 0:
+        return cmd
+    return ["su", "nobody", "-s", "/bin/bash", "-c", " ".join(f"'{c}'" for c in cmd)]
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    """A throwaway PostgreSQL on a unix socket in a temporary directory; yields (admin URL, url factory)."""
+    bindir = _pg_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries not installed (/usr/lib/postgresql/*/bin); "
+                    "apt-get install postgresql to run the PostgreSQL tests")
+    if os.geteuid() == 0 and shutil.which("su") is None:
+        pytest.skip("running as root without `su`: cannot start PostgreSQL as an unprivileged user")
+    base = Path(tempfile.mkdtemp(prefix="nlid-pg-"))
+    data = base / "data"
+    if os.geteuid() == 0:
+        os.chown(base, 65534, 65534)
+    os.chmod(base, 0o755)
+    port = _free_port()
+    log = base / "log"
+    subprocess.run(_as_server_user([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "nlid"]),
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(log), "-o",
+                                    f"-k {base} -p {port} -c listen_addresses= -c fsync=on", "start"]),
+                   check=True, capture_output=True, timeout=120)
+    admin = sa.create_engine(f"postgresql+psycopg://nlid@/postgres?host={base}&port={port}",
+                             isolation_level="AUTOCOMMIT")
+    counter = iter(range(10_000))
+
+    def new_url() -> str:
+        db = f"t{next(counter)}"
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {db}")
+        return f"postgresql+psycopg://nlid@/{db}?host={base}&port={port}"
+
+    try:
+        yield new_url
+    finally:
+        admin.dispose()
+        subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+                       capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'studies.sqlite'}"
+    return request.getfixturevalue("pg_server")()
+
+
+@pytest.fixture
+def store(url):
+    s = open_store(url)
+    yield s
+    s.close()
+
+
+# ----------------------------------------------------------------------------- records used below
+
+
+def _record(seed: int = 0, n: int = 400, name: str = "rec", **kw):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * 1e-3
+    return from_arrays(t, rng.standard_normal(n), rng.standard_normal(n), name=name, **kw)
+
+
+def _two_dof(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    t = np.arange(300) * 2e-3
+    return from_channels({"t": t, "f1": rng.standard_normal(300), "x1": rng.standard_normal(300),
+                          "x2": rng.standard_normal(300), "v2": rng.standard_normal(300)},
+                         name="two dof", units={"x2": "mm"}, derived=("v2",), source="bench",
+                         warnings=("a note",), meta={"seed": seed, "truth": {"k": 1.5}})
+
+
+def _same_record(a, b) -> None:
+    assert a.name == b.name and a.channels == b.channels
+    assert dict(a.channel_units) == dict(b.channel_units)
+    assert a.derived == b.derived and a.source == b.source and a.warnings == b.warnings
+    assert a.fs == b.fs and a.n == b.n
+    for c in a.channels:
+        np.testing.assert_array_equal(a.channel(c), b.channel(c))  # bit for bit
+
+
+def _counts(s) -> dict[str, int]:
+    with s.read() as conn:
+        return {t.name: int(conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one())
+                for t in (studies, records, study_records, runs)}
+
+
+# ----------------------------------------------------------------------------- opening
+
+
+def test_default_url_comes_from_the_environment_then_the_data_dir(monkeypatch, tmp_path):
+    monkeypatch.delenv("NLID_DATABASE_URL", raising=False)
+    monkeypatch.setenv("NLID_DATA_DIR", str(tmp_path / "data"))
+    assert default_url() == f"sqlite:///{tmp_path / 'data' / DEFAULT_FILENAME}"
+    s = open_store()
+    try:
+        assert (tmp_path / "data" / DEFAULT_FILENAME).is_file()
+        assert s.revision == SCHEMA_REVISION
+    finally:
+        s.close()
+    other = f"sqlite:///{tmp_path / 'env.sqlite'}"
+    monkeypatch.setenv("NLID_DATABASE_URL", other)
+    assert default_url() == other
+    with open_store() as s2:
+        assert s2.url.endswith("env.sqlite")
+    with open_store(f"sqlite:///{tmp_path / 'arg.sqlite'}") as s3:  # the argument wins
+        assert s3.url.endswith("arg.sqlite")
+
+
+def test_sqlite_connections_use_wal_foreign_keys_and_a_busy_timeout(tmp_path):
+    with open_store(f"sqlite:///{tmp_path / 'a.sqlite'}") as s, s.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == BUSY_TIMEOUT_MS
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+
+
+@pytest.mark.parametrize("bad", ["mysql://u@h/db", "sqlite://", "sqlite:///:memory:", "not a url"])
+def test_unsupported_urls_are_refused(bad):
+    with pytest.raises(DataValidationError, match="`url`"):
+        open_store(bad)
+
+
+def test_migrations_build_exactly_the_schema_and_reopening_is_a_no_op(store):
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    with store.read() as conn:
+        diffs = compare_metadata(MigrationContext.configure(conn), metadata)
+    assert diffs == []
+    assert current_revision(store.engine) == SCHEMA_REVISION
+    again = open_store(store.engine.url.render_as_string(hide_password=False))
+    assert again.revision == SCHEMA_REVISION
+    again.close()
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path):
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    open_store(url).close()
+    eng = sa.create_engine(url)
+    with eng.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    eng.dispose()
+    with pytest.raises(DataValidationError, match="expected revision 0001"):
+        open_store(url)
+
+
+# ----------------------------------------------------------------------------- studies
+
+
+def test_create_list_open_rename_duplicate_delete(store):
+    a = S.create_study(store, "alice", "Beam A", notes="first try")
+    b = S.create_study(store, "alice", "Beam B")
+    assert a.name == "Beam A" and a.notes == "first try" and a.created.tzinfo is not None
+    assert {s.name for s in S.list_studies(store, "alice")} == {"Beam A", "Beam B"}
+    assert S.open_study(store, "alice", "Beam A") == a
+    assert S.get_study(store, "alice", b.id) == b
+    with pytest.raises(DataValidationError, match="already has a study named 'Beam A'"):
+        S.create_study(store, "alice", "Beam A")
+    with pytest.raises(DataValidationError, match="`new_name`"):
+        S.rename_study(store, "alice", b.id, "Beam A")
+    renamed = S.rename_study(store, "alice", b.id, "Beam B (v2)")
+    assert renamed.id == b.id and renamed.updated >= b.updated
+    assert S.set_notes(store, "alice", a.id, "changed").notes == "changed"
+
+    S.add_records(store, "alice", a.id, {"r1": _record(1), "r2": _record(2)})
+    S.add_run(store, "alice", a.id, label="fit 1", config={"terms": "m0,c1,k1"},
+              result={"success": True, "parameters": {"k1": {"value": 2.0}}})
+    dup = S.duplicate_study(store, "alice", a.id, "Beam A copy")
+    assert [r.name for r in S.list_records(store, "alice", dup.id)] == ["r1", "r2"]
+    assert [r.label for r in S.list_runs(store, "alice", dup.id)] == ["fit 1"]
+    assert dup.notes == "changed"
+    assert _counts(store)["records"] == 2  # the copy references the same data
+
+    with pytest.raises(DataValidationError, match="`confirm` must repeat the study name 'Beam A'"):
+        S.delete_study(store, "alice", a.id, confirm="beam a")
+    assert S.get_study(store, "alice", a.id) == S.open_study(store, "alice", "Beam A")
+    S.delete_study(store, "alice", a.id, confirm="Beam A")
+    with pytest.raises(DataValidationError, match="no study named 'Beam A'"):
+        S.open_study(store, "alice", "Beam A")
+    assert _counts(store)["records"] == 2  # still used by the copy
+    S.delete_study(store, "alice", dup.id, confirm="Beam A copy")
+    assert _counts(store) == {"studies": 1, "records": 0, "study_records": 0, "runs": 0}
+
+
+def test_records_read_back_equal_and_are_stored_once(store):
+    one, two = _record(3, units={"x": "mm", "f": "kN"}, source="bench 3", meta={"run": 3}), _two_dof()
+    st = S.create_study(store, "alice", "round trip", records={"one": one, "two": two})
+    listed = {r.name: r for r in S.list_records(store, "alice", st.id)}
+    assert listed["one"].channels == one.channels and listed["one"].fs_hz == one.fs
+    assert listed["two"].n_samples == two.n and listed["two"].record_name == "two dof"
+    _same_record(S.load_record(store, "alice", st.id, "one"), one)
+    back = S.load_records(store, "alice", st.id)
+    _same_record(back["two"], two)
+    assert back["two"].meta == {"seed": 1, "truth": {"k": 1.5}}
+    other = S.create_study(store, "alice", "other", records=[one])
+    assert S.list_records(store, "alice", other.id)[0].sha256 == listed["one"].sha256
+    assert _counts(store)["records"] == 2
+    with pytest.raises(DataValidationError, match="no record named 'nope'"):
+        S.load_record(store, "alice", st.id, "nope")
+
+
+def test_encoding_is_canonical_and_content_addressed():
+    a, b = S.encode_record(_record(5)), S.encode_record(_record(5))
+    assert a == b
+    assert S.encode_record(_record(6)).sha256 != a.sha256
+    renamed = S.encode_record(_record(5, name="other name"))
+    assert renamed.parquet == a.parquet and renamed.sha256 != a.sha256  # metadata is part of the address
+    _same_record(S.decode_record(a.parquet, a.meta_json), _record(5))
+
+
+def test_a_failed_write_leaves_nothing_behind(store):
+    st = S.create_study(store, "alice", "atomic", records={"old": _record(1)})
+    before = _counts(store)
+    with pytest.raises(DataValidationError, match="already has a record named 'old'"):
+        S.add_records(store, "alice", st.id, {"new": _record(2), "old": _record(3)})  # "new" goes in first
+    assert _counts(store) == before
+    assert [r.name for r in S.list_records(store, "alice", st.id)] == ["old"]
+
+
+@pytest.mark.parametrize(("owner", "name", "arg"), [
+    ("alice", "", "name"),
+    ("alice", "x" * 101, "name"),
+    ("alice", "../etc", "name"),
+    ("alice", " leading", "name"),
+    ("alice", "tab\there", "name"),
+    ("alice", "<script>", "name"),
+    ("alice", "nul\x00", "name"),
+    ("", "ok", "owner"),
+    ("al ice", "ok", "owner"),
+    ("a" * 65, "ok", "owner"),
+    ("alice'--", "ok", "owner"),
+])
+def test_bad_names_are_refused_naming_the_argument(store, owner, name, arg):
+    with pytest.raises(DataValidationError, match=f"`{arg}`"):
+        S.create_study(store, owner, name)
+    assert _counts(store)["studies"] == 0
+
+
+def test_names_may_use_any_script():
+    assert S.validate_name("Prüfstand 3 (Ω-Feder) #2") == "Prüfstand 3 (Ω-Feder) #2"
+
+
+def test_an_owner_never_reaches_another_owners_study(store):
+    secret = S.create_study(store, "alice", "secret", notes="alice only", records={"r": _record(7)})
+    S.add_run(store, "alice", secret.id, label="fit", config={}, result={"success": True})
+    S.create_study(store, "bob", "mine")
+    assert [s.name for s in S.list_studies(store, "bob")] == ["mine"]
+    with pytest.raises(DataValidationError, match="no study named 'secret'"):
+        S.open_study(store, "bob", "secret")
+    from nlid_core.store.archive import export_study
+
+    by_id = [
+        lambda: S.get_study(store, "bob", secret.id),
+        lambda: S.rename_study(store, "bob", secret.id, "stolen"),
+        lambda: S.set_notes(store, "bob", secret.id, "x"),
+        lambda: S.duplicate_study(store, "bob", secret.id, "copy"),
+        lambda: S.delete_study(store, "bob", secret.id, confirm="secret"),
+        lambda: S.add_records(store, "bob", secret.id, {"r": _record(8)}),
+        lambda: S.list_records(store, "bob", secret.id),
+        lambda: S.load_record(store, "bob", secret.id, "r"),
+        lambda: S.add_run(store, "bob", secret.id, label="x", config={}, result={}),
+        lambda: S.list_runs(store, "bob", secret.id),
+        lambda: S.compare_runs(store, "bob", secret.id),
+        lambda: export_study(store, "bob", secret.id),
+    ]
+    missing = secret.id + 1000
+    for call in by_id:
+        with pytest.raises(DataValidationError) as exc:
+            call()
+        # the same message as for an id that does not exist: nothing is learnt by guessing
+        assert str(exc.value) == f"no study with `study_id` {secret.id} for owner 'bob'"
+        assert "secret" not in str(exc.value).replace(f"{secret.id}", "")
+    with pytest.raises(DataValidationError, match=f"no study with `study_id` {missing} for owner 'bob'"):
+        S.get_study(store, "bob", missing)
+    # bob storing the same data does not link to alice's row
+    S.add_records(store, "bob", S.open_study(store, "bob", "mine").id, {"r": _record(7)})
+    with store.read() as conn:
+        owners = conn.execute(sa.select(records.c.owner).order_by(records.c.owner)).scalars().all()
+    assert owners == ["alice", "bob"]
+    assert S.get_study(store, "alice", secret.id).notes == "alice only"
+    assert len(S.list_runs(store, "alice", secret.id)) == 1
+
+
+def test_concurrent_writers_on_one_sqlite_file_all_succeed(tmp_path):
+    """Four engines (as four processes would have) writing at once queue on the lock instead of failing."""
+    import threading
+
+    url = f"sqlite:///{tmp_path / 'busy.sqlite'}"
+    open_store(url).close()
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            with open_store(url) as s:
+                for i in range(5):
+                    st = S.create_study(s, "team", f"w{k} s{i}", records={"r": _record(10 * k + i)})
+                    S.add_run(s, "team", st.id, label="fit", config={"k": k}, result={"success": True})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    with open_store(url) as s:
+        assert len(S.list_studies(s, "team")) == 20
+        assert _counts(s) == {"studies": 20, "records": 20, "study_records": 20, "runs": 20}
+
+
+# ----------------------------------------------------------------------------- runs
+
+
+@pytest.fixture(scope="module")
+def fit():
+    from nlid_core.estimate import identify
+    from nlid_core.examples import make_example
+
+    return identify(make_example("seed"), "m0,c1,k1")
+
+
+def test_runs_store_a_fit_result_as_json_and_compare(store, fit):
+    st = S.create_study(store, "alice", "runs")
+    run = S.add_run(store, "alice", st.id, label="linear", config={"terms": "m0,c1,k1", "nan": float("nan")},
+                    result=fit)
+    assert run.success is fit.success and run.config == {"terms": "m0,c1,k1", "nan": None}
+    assert run.result["parameters"]["k1"]["value"] == pytest.approx(
+        next(e.value for e in fit.estimates if e.name == "k1"), rel=0, abs=0)
+    S.add_run(store, "alice", st.id, label="failed", config={}, result={"success": False, "parameters": {
+        "k1": {"value": 1.0, "stderr": None}, "k3": {"value": 5.0, "stderr": 0.5}}})
+    frame = S.compare_runs(store, "alice", st.id)
+    assert list(frame.index) == [r.id for r in S.list_runs(store, "alice", st.id)]
+    assert list(frame.columns[:3]) == ["label", "success", "cost"]
+    assert {"m0", "c1", "k1", "k3", "k1 stderr"} <= set(frame.columns)
+    est = {e.name: e.value for e in fit.estimates}
+    first, second = frame.index
+    for name in ("m0", "c1", "k1"):
+        assert frame.loc[first, name] == est[name]
+    assert np.isnan(frame.loc[first, "k3"]) and frame.loc[second, "k3"] == 5.0
+    assert np.isnan(frame.loc[second, "k1 stderr"]) and not frame.loc[second, "success"]
+    assert list(S.compare_runs(store, "alice", st.id, [second]).index) == [second]
+    with pytest.raises(DataValidationError, match="`run_ids`"):
+        S.compare_runs(store, "alice", st.id, [second + 99])
+
+
+def test_run_config_must_be_json(store):
+    st = S.create_study(store, "alice", "cfg")
+    with pytest.raises(DataValidationError, match="`config` is not JSON-serialisable"):
+        S.add_run(store, "alice", st.id, label="x", config={"f": object()}, result={})
+    with pytest.raises(DataValidationError, match="`label`"):
+        S.add_run(store, "alice", st.id, label="", config={}, result={})
+    assert S.list_runs(store, "alice", st.id) == ()
+
+
+# ----------------------------------------------------------------------------- crash safety
+
+_CHILD = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import sqlalchemy as sa
+    from nlid_core.record import from_arrays
+    from nlid_core.store.db import open_store
+    from nlid_core.store.studies import create_study
+
+    url, pause_at, start = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    store = open_store(url)
+    state = {"i": -1, "inserts": 0}
+
+    @sa.event.listens_for(store.engine, "after_cursor_execute")
+    def _pause(conn, cursor, statement, params, context, executemany):
+        # test hook: in study `pause_at`, stop inside the open transaction after some rows went in
+        if statement.lstrip().upper().startswith("INSERT INTO STUDY_RECORDS"):
+            state["inserts"] += 1
+            if state["i"] == pause_at and state["inserts"] == 3:
+                print("inside", state["i"], flush=True)
+                time.sleep(60)
+
+    def recs(i):
+        t = np.arange(2000) * 1e-3
+        return {f"r{j}": from_arrays(t, np.sin(t * (i + 1) + j), np.cos(t * (j + 1) + i), name=f"s{i}r{j}")
+                for j in range(6)}
+
+    i = start
+    while True:
+        state["i"], state["inserts"] = i, 0
+        print("begin", i, flush=True)
+        create_study(store, "crash", f"s{i:04d}", notes=f"study {i}", records=recs(i),
+                     runs=[{"label": f"run {k}", "config": {"i": i, "k": k}, "result": {"success": True}}
+                           for k in range(4)])
+        print("done", i, flush=True)
+        i += 1
+""")
+
+
+def _expected_records(i: int) -> dict[str, np.ndarray]:
+    t = np.arange(2000) * 1e-3
+    return {f"r{j}": np.sin(t * (i + 1) + j) for j in range(6)}
+
+
+def _kill_child(url: str, *, start: int, pause_at: int, kill_after_begin: int | None,
+                delay_s: float) -> tuple[set[int], int]:
+    """Run the writer; SIGKILL it inside study ``pause_at``'s transaction, or ``delay_s`` after ``begin`` of
+    study ``kill_after_begin``. Returns the studies reported committed and the one being written."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, url, str(pause_at), str(start)], stdout=subprocess.PIPE,
+                            text=True, env=env, cwd=REPO, start_new_session=True)
+    done: set[int] = set()
+    current = -1
+    deadline = time.monotonic() + 120
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            word, num = line.split()
+            if word == "done":
+                done.add(int(num))
+            elif word == "begin":
+                current = int(num)
+                if kill_after_begin is not None and current == kill_after_begin:
+                    time.sleep(delay_s)
+                    break
+            elif word == "inside":
+                break
+            assert time.monotonic() < deadline, "writer too slow"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    return done, current
+
+
+def _check_after_crash(url: str, done: set[int], killed: int, *, must_lack_killed: bool) -> None:
+    with open_store(url) as s:
+        found = {st.name: st for st in S.list_studies(s, "crash")}
+        for i in done:
+            assert f"s{i:04d}" in found, f"committed study {i} lost"
+        if must_lack_killed:
+            assert f"s{killed:04d}" not in found
+        for name, st in found.items():
+            i = int(name[1:])
+            recs = S.list_records(s, "crash", st.id)
+            assert [r.name for r in recs] == [f"r{j}" for j in range(6)], f"study {name} half-written"
+            assert len(S.list_runs(s, "crash", st.id)) == 4 and st.notes == f"study {i}"
+            exp = _expected_records(i)
+            for r in recs:
+                np.testing.assert_array_equal(S.load_record(s, "crash", st.id, r.name).f, exp[r.name])
+        counts = _counts(s)
+        assert counts == {"studies": len(found), "records": 6 * len(found), "study_records": 6 * len(found),
+                          "runs": 4 * len(found)}, "rows of an uncommitted study remain"
+        if s.dialect == "sqlite":
+            with s.read() as conn:
+                assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+
+
+def test_sigkill_inside_a_save_loses_nothing_committed_and_leaves_nothing_half_written(url):
+    # 1. killed deterministically inside the transaction of study 3 (rows of it already inserted)
+    done, killed = _kill_child(url, start=0, pause_at=3, kill_after_begin=None, delay_s=0.0)
+    assert done == {0, 1, 2} and killed == 3
+    _check_after_crash(url, done, killed, must_lack_killed=True)
+    # 2. the writer restarted on the same database, killed at an arbitrary moment of a later save
+    done2, killed2 = _kill_child(url, start=10, pause_at=-1, kill_after_begin=12, delay_s=0.013)
+    _check_after_crash(url, done | done2, killed2, must_lack_killed=False)
