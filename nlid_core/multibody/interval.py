@@ -399,8 +399,9 @@ def interval_forward(intervals: Sequence[Interval], *, fixed: Mapping[str, float
     if not ivs:
         raise ModelSpecError("`intervals` is empty")
     names, fx = _check_names([iv.name for iv in ivs], dict(fixed or {}))
-    fx.setdefault("theta1", math.pi / 4) if "theta1" not in names else None
-    fx.setdefault("theta2", math.pi / 6) if "theta2" not in names else None
+    for angle, preset in (("theta1", math.pi / 4), ("theta2", math.pi / 6)):  # the paper's release angles
+        if angle not in names:
+            fx.setdefault(angle, preset)
     if n_check < 1:
         raise ModelSpecError(f"`n_check` must be ≥ 1, got {n_check}")
     lower = np.array([iv.lower for iv in ivs])
@@ -489,7 +490,7 @@ def _prepare(bounds: IntervalBounds, free: Sequence[str], fixed: Mapping[str, fl
         reach = DOMAIN_FACTOR * w0 + floor0
         dom = tuple(Interval(name=n, lower=float(centre[i] - reach[i]), upper=float(centre[i] + reach[i]))
                     for i, n in enumerate(names))
-    fx_all = {k: v for k, v in fx.items()}
+    fx_all = dict(fx)
     for p in ("theta1", "theta2"):
         if p not in names and p not in fx_all:
             raise ModelSpecError(f"{p} is neither free nor fixed: make it free or give its value")
