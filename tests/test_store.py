@@ -196,7 +196,7 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path):
     with eng.begin() as conn:
         conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
     eng.dispose()
-    with pytest.raises(DataValidationError, match="expected revision 0001"):
+    with pytest.raises(DataValidationError, match="expected revision 0002"):
         open_store(url)
 
 
@@ -516,3 +516,112 @@ def test_sigkill_inside_a_save_loses_nothing_committed_and_leaves_nothing_half_w
     # 2. the writer restarted on the same database, killed at an arbitrary moment of a later save
     done2, killed2 = _kill_child(url, start=10, pause_at=-1, kill_after_begin=12, delay_s=0.013)
     _check_after_crash(url, done | done2, killed2, must_lack_killed=False)
+
+
+# ----------------------------------------------------------------------------- sharing (revision 0002)
+
+
+def test_a_shared_study_is_readable_by_the_grantee_only_and_writable_by_its_owner_only(store):
+    from nlid_core.store.archive import export_study
+
+    st = S.create_study(store, "alice", "shared one", notes="n", records={"r": _record(3)})
+    S.add_run(store, "alice", st.id, label="fit", config={"a": 1}, result={"success": True})
+    S.create_study(store, "bob", "bobs")
+    assert S.share_study(store, "alice", st.id, "bob") == ("bob",)
+    assert S.share_study(store, "alice", st.id, "bob") == ("bob",)  # idempotent
+    listed = S.list_studies(store, "bob")
+    assert [(s.name, s.owner) for s in listed] == [("bobs", "bob"), ("shared one", "alice")]
+    # reads work for the grantee
+    assert S.get_study(store, "bob", st.id).name == "shared one"
+    assert [r.name for r in S.list_records(store, "bob", st.id)] == ["r"]
+    _same_record(S.load_record(store, "bob", st.id, "r"), _record(3))
+    assert len(S.list_runs(store, "bob", st.id)) == 1 and len(S.compare_runs(store, "bob", st.id)) == 1
+    assert export_study(store, "bob", st.id) == export_study(store, "alice", st.id)
+    # writes do not, with the message of a missing study
+    writes = [
+        lambda: S.rename_study(store, "bob", st.id, "taken"),
+        lambda: S.set_notes(store, "bob", st.id, "x"),
+        lambda: S.add_records(store, "bob", st.id, {"q": _record(4)}),
+        lambda: S.add_run(store, "bob", st.id, label="x", config={}, result={}),
+        lambda: S.delete_study(store, "bob", st.id, confirm="shared one"),
+        lambda: S.duplicate_study(store, "bob", st.id, "copy"),
+        lambda: S.share_study(store, "bob", st.id, "carol"),
+        lambda: S.unshare_study(store, "bob", st.id, "bob"),
+        lambda: S.list_shares(store, "bob", st.id),
+    ]
+    for call in writes:
+        with pytest.raises(DataValidationError, match=f"no study with `study_id` {st.id} for owner 'bob'"):
+            call()
+    # a third engineer sees nothing; the name is not reachable by open_study either
+    assert S.list_studies(store, "carol") == ()
+    with pytest.raises(DataValidationError, match=f"no study with `study_id` {st.id} for owner 'carol'"):
+        S.get_study(store, "carol", st.id)
+    with pytest.raises(DataValidationError):
+        S.share_study(store, "alice", st.id, "alice")
+    with pytest.raises(DataValidationError):
+        S.share_study(store, "alice", st.id, "bad name!")
+    # unsharing takes it away; deleting the study removes its shares
+    assert S.unshare_study(store, "alice", st.id, "bob") == ()
+    with pytest.raises(DataValidationError):
+        S.get_study(store, "bob", st.id)
+    S.share_study(store, "alice", st.id, "bob")
+    S.delete_study(store, "alice", st.id, confirm="shared one")
+    assert [s.name for s in S.list_studies(store, "bob")] == ["bobs"]
+    from nlid_core.store.schema import shares
+
+    with store.read() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(shares)).scalar_one() == 0
+
+
+def test_item_keys_are_unique_per_study_and_listed_for_resuming(store):
+    st = S.create_study(store, "alice", "batch")
+    other = S.create_study(store, "alice", "other")
+    S.add_run(store, "alice", st.id, label="item", config={}, result={"success": True}, item_key="mc=1")
+    S.add_run(store, "alice", st.id, label="item", config={}, result={"success": True}, item_key="mc=2")
+    S.add_run(store, "alice", st.id, label="plain", config={}, result={"success": True})
+    S.add_run(store, "alice", other.id, label="item", config={}, result={"success": True}, item_key="mc=1")
+    with pytest.raises(DataValidationError, match="already has a run for `item_key` 'mc=1'"):
+        S.add_run(store, "alice", st.id, label="again", config={}, result={"success": False}, item_key="mc=1")
+    for bad in ("", "x" * 201, "a\nb"):
+        with pytest.raises(DataValidationError, match="`item_key`"):
+            S.add_run(store, "alice", st.id, label="bad", config={}, result={}, item_key=bad)
+    assert S.run_item_keys(store, "alice", st.id) == frozenset({"mc=1", "mc=2"})
+    assert [r.item_key for r in S.list_runs(store, "alice", st.id)] == ["mc=1", "mc=2", None]
+    copy = S.duplicate_study(store, "alice", st.id, "batch copy")
+    assert S.run_item_keys(store, "alice", copy.id) == frozenset({"mc=1", "mc=2"})
+    from nlid_core.store.archive import export_study, import_study
+
+    back = import_study(store, "bob", export_study(store, "alice", st.id))
+    assert [r.item_key for r in S.list_runs(store, "bob", back.id)] == ["mc=1", "mc=2", None]
+    # the database enforces it too (two writers racing past the check)
+    with pytest.raises(sa.exc.IntegrityError):
+        with store.write() as conn:
+            conn.execute(sa.insert(runs).values(study_id=st.id, owner="alice", created=S._now(), label="x",
+                                                config_json="{}", result_json="{}", success=True, item_key="mc=2"))
+
+
+def test_a_database_at_revision_0001_is_migrated_with_its_data(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+
+    from nlid_core.store import db as store_db
+
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    eng = sa.create_engine(url)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(store_db._MIGRATIONS))
+    with eng.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    assert current_revision(eng) == "0001"
+    with eng.begin() as conn:
+        conn.execute(sa.insert(studies).values(id=5, owner="alice", name="old", created=S._now(), updated=S._now(),
+                                               notes="from 0001"))
+        conn.exec_driver_sql("INSERT INTO runs (study_id, owner, created, label, config_json, result_json, success) "
+                             "VALUES (5, 'alice', '2026-01-01 00:00:00', 'fit', '{}', '{\"success\": true}', 1)")
+    eng.dispose()
+    with open_store(url) as s:
+        assert s.revision == SCHEMA_REVISION
+        assert S.get_study(s, "alice", 5).notes == "from 0001"
+        (run,) = S.list_runs(s, "alice", 5)
+        assert run.label == "fit" and run.item_key is None and run.success

@@ -244,7 +244,7 @@ def test_duplicate_members(store, exported):
 @pytest.mark.parametrize(("key", "value", "match"), [
     ("format", "zip-of-something", "format is 'zip-of-something'"),
     ("format_version", 2, "format version is 2; this version reads 1"),
-    ("schema_revision", "0002", "schema revision is '0002'; this version reads 0001"),
+    ("schema_revision", "0003", "schema revision is '0003'; this version reads 0001, 0002"),
 ])
 def test_mismatched_format_or_schema(store, exported, key, value, match):
     members = _members(exported[1])

@@ -6,7 +6,8 @@ Layout of the zip (format ``nlid-study``, version :data:`FORMAT_VERSION`)::
                                    "members": {path: {"sha256", "size"}}}
     study.json                    {"name", "notes", "created", "updated",
                                    "records": [{"name", "sha256", "meta_json"}]}
-    runs.json                     [{"label", "created", "config", "result", "success"}]
+    runs.json                     [{"label", "created", "config", "result", "success",
+                                    "item_key" (optional)}]
     records/<sha256>.parquet      one per distinct record (the content address)
 
 Nothing else is allowed, and nothing is pickled. An archive to import is an
@@ -22,8 +23,8 @@ anything, and refuses with a specific
   encrypted or duplicate members (path traversal);
 - a pickle (by name or by content) or any member other than the four
   kinds above; Parquet members that do not start and end with ``PAR1``;
-- another format, format version or schema revision than this version
-  writes; a member missing from or not listed in the manifest; a SHA-256
+- another format or format version than this version writes, a schema
+  revision it does not know (:data:`READABLE_REVISIONS`); a member missing from or not listed in the manifest; a SHA-256
   that does not match; a record whose content address is not its hash.
 
 The database is written (in one transaction) only after every check passed.
@@ -65,11 +66,13 @@ from .studies import (
     _name_taken,
     _now,
     _RunRow,
+    _readable_row,
     _study_row,
     _utc,
     encode_record,
     record_from_channels,
     to_json,
+    validate_item_key,
     validate_name,
     validate_owner,
 )
@@ -77,6 +80,7 @@ from .studies import (
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
+    "READABLE_REVISIONS",
     "MAX_ARCHIVE_BYTES",
     "MAX_MEMBERS",
     "MAX_MEMBER_BYTES",
@@ -91,6 +95,9 @@ __all__ = [
 FORMAT = "nlid-study"
 #: Version of the archive layout this module writes and reads.
 FORMAT_VERSION = 1
+#: Schema revisions whose archives this version imports (the layout has not changed since 0001;
+#: revision 0002 added the optional ``item_key`` of runs).
+READABLE_REVISIONS = ("0001", SCHEMA_REVISION)
 #: Largest zip accepted (bytes).
 MAX_ARCHIVE_BYTES = 512 * 2**20
 #: Most members accepted (manifest, study, runs and up to this many minus 3 records).
@@ -217,13 +224,13 @@ def export_study(store: Store, owner: str, study_id: int) -> bytes:
     """
     validate_owner(owner)
     with store.read() as conn:
-        st = _study_row(conn, owner, study_id)
+        st = _readable_row(conn, owner, study_id)
         recs = conn.execute(
             sa.select(study_records.c.name, records.c.sha256, records.c.meta_json, records.c.parquet)
             .join(records, records.c.id == study_records.c.record_id)
-            .where(study_records.c.study_id == st.id, records.c.owner == owner)
+            .where(study_records.c.study_id == st.id, records.c.owner == st.owner)
             .order_by(study_records.c.name)).all()
-        run_rows = conn.execute(sa.select(runs).where(runs.c.study_id == st.id, runs.c.owner == owner)
+        run_rows = conn.execute(sa.select(runs).where(runs.c.study_id == st.id, runs.c.owner == st.owner)
                                 .order_by(runs.c.id)).all()
     members: dict[str, bytes] = {}
     members["study.json"] = to_json({
@@ -232,7 +239,8 @@ def export_study(store: Store, owner: str, study_id: int) -> bytes:
     }, "study").encode("utf-8")
     members["runs.json"] = to_json([
         {"label": m["label"], "created": _utc(m["created"]).isoformat(), "config": json.loads(m["config_json"]),
-         "result": json.loads(m["result_json"]), "success": bool(m["success"])}
+         "result": json.loads(m["result_json"]), "success": bool(m["success"]),
+         **({"item_key": m["item_key"]} if m["item_key"] is not None else {})}
         for m in (r._mapping for r in run_rows)], "runs").encode("utf-8")
     for r in recs:
         members[f"records/{r.sha256}.parquet"] = bytes(r.parquet)
@@ -311,10 +319,10 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
         raise DataValidationError(
             f"study archive format version is {manifest.get('format_version')!r:.60}; this version reads "
             f"{FORMAT_VERSION}")
-    if manifest.get("schema_revision") != SCHEMA_REVISION:
+    if manifest.get("schema_revision") not in READABLE_REVISIONS:
         raise DataValidationError(
             f"study archive schema revision is {manifest.get('schema_revision')!r:.60}; this version reads "
-            f"{SCHEMA_REVISION}")
+            f"{', '.join(READABLE_REVISIONS)}")
     listed = manifest.get("members")
     _require(isinstance(listed, dict), "`manifest.json` must list `members`")
     present = set(members) - {"manifest.json"}
@@ -369,6 +377,7 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
     run_doc = _json_member("runs.json", members["runs.json"])
     _require(isinstance(run_doc, list), "`runs.json` must hold a list")
     run_rows: list[_RunRow] = []
+    keys: set[str] = set()
     for item in run_doc:
         _require(isinstance(item, dict) and isinstance(item.get("label"), str)
                  and isinstance(item.get("config"), dict) and isinstance(item.get("result"), dict)
@@ -379,9 +388,15 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
             created = _utc(_dt.datetime.fromisoformat(item["created"]))
         except ValueError:
             raise DataValidationError(f"run `created` is not an ISO time: {item['created']!r:.60}") from None
+        key = item.get("item_key")
+        _require(key is None or isinstance(key, str), "a run's `item_key` in `runs.json` must be text")
+        validate_item_key(key)
+        _require(key is None or key not in keys, f"`runs.json` repeats the item key {key!r:.60}")
+        if key is not None:
+            keys.add(key)
         run_rows.append(_RunRow(label=item["label"], config_json=to_json(item["config"], "config"),
                                 result_json=to_json(item["result"], "result"), success=item["success"],
-                                created=created))
+                                created=created, item_key=key))
     return _Checked(name=study["name"], notes=study["notes"], records=recs, runs=run_rows)
 
 

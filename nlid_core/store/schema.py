@@ -8,7 +8,10 @@ Layout (every table carries ``owner``; every query filters on it)::
     study_records  study_id -> studies (cascade), record_id -> records,
                    owner, name (unique per study)
     runs           id, study_id -> studies (cascade), owner, created, label,
-                   config_json, result_json, success
+                   config_json, result_json, success, item_key (unique per study
+                   when set: a batch's item, so a resumed batch skips it)
+    shares         study_id -> studies (cascade), owner (the study's), grantee:
+                   the grantee may read the study (revision 0002)
 
 A record is content-addressed: ``sha256`` is the SHA-256 of its canonical
 Parquet bytes followed by a zero byte and its canonical metadata JSON (see
@@ -29,19 +32,23 @@ __all__ = [
     "SCHEMA_REVISION",
     "MAX_NAME_LENGTH",
     "MAX_OWNER_LENGTH",
+    "MAX_ITEM_KEY_LENGTH",
     "metadata",
     "studies",
     "records",
     "study_records",
     "runs",
+    "shares",
 ]
 
 #: Alembic revision of the schema defined here (the head of ``migrations/versions``).
-SCHEMA_REVISION = "0001"
+SCHEMA_REVISION = "0002"
 #: Longest study, record or run name.
 MAX_NAME_LENGTH = 100
 #: Longest owner name.
 MAX_OWNER_LENGTH = 64
+#: Longest item key of a run (a batch item's identity).
+MAX_ITEM_KEY_LENGTH = 200
 
 metadata = sa.MetaData(
     naming_convention={
@@ -102,4 +109,16 @@ runs = sa.Table(
     sa.Column("config_json", sa.Text, nullable=False),
     sa.Column("result_json", sa.Text, nullable=False),
     sa.Column("success", sa.Boolean, nullable=False),
+    sa.Column("item_key", sa.String(MAX_ITEM_KEY_LENGTH), nullable=True),
+    sa.Index("uq_runs_study_id_item_key", "study_id", "item_key", unique=True),
+)
+
+shares = sa.Table(
+    "shares",
+    metadata,
+    sa.Column("study_id", sa.Integer, sa.ForeignKey("studies.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("grantee", sa.String(MAX_OWNER_LENGTH), primary_key=True),
+    sa.Column("owner", sa.String(MAX_OWNER_LENGTH), nullable=False),
+    sa.Column("created", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_shares_grantee", "grantee"),
 )

@@ -2,9 +2,14 @@
 
 A study belongs to one ``owner`` and holds records (by a name inside the
 study) and runs (a configuration and a result, both JSON). Every function
-takes the owner and filters on it: a study of another owner is reported
+takes the engineer and filters on it: a study of another owner is reported
 exactly as a study that does not exist, by name or by id, so nobody learns
-what others hold by guessing. Every write is one transaction
+what others hold by guessing. An owner may share a study with another
+engineer (:func:`share_study`); the grantee then finds it in
+:func:`list_studies` and may read it (:func:`get_study`, :func:`list_records`,
+:func:`load_record`, :func:`list_runs`, :func:`compare_runs`, export), but
+every write (rename, notes, records, runs, sharing, deletion) stays the
+owner's. Every write is one transaction
 (:meth:`Store.write <nlid_core.store.db.Store.write>`): it happens whole or
 not at all, also when the process is killed in the middle.
 
@@ -39,7 +44,7 @@ import sqlalchemy as sa
 from ..errors import DataValidationError
 from ..record import Record, from_channels
 from .db import Store
-from .schema import MAX_NAME_LENGTH, MAX_OWNER_LENGTH, records, runs, studies, study_records
+from .schema import MAX_ITEM_KEY_LENGTH, MAX_NAME_LENGTH, MAX_OWNER_LENGTH, records, runs, shares, studies, study_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,6 +56,7 @@ __all__ = [
     "EncodedRecord",
     "validate_owner",
     "validate_name",
+    "validate_item_key",
     "to_json",
     "encode_record",
     "decode_record",
@@ -69,6 +75,10 @@ __all__ = [
     "load_records",
     "add_run",
     "list_runs",
+    "run_item_keys",
+    "share_study",
+    "unshare_study",
+    "list_shares",
     "compare_runs",
 ]
 
@@ -134,6 +144,8 @@ class Run:
     config, result : dict
         Parsed JSON.
     success : bool
+    item_key : str or None
+        The batch item the run computed (unique within the study), if any.
     """
 
     id: int
@@ -143,6 +155,7 @@ class Run:
     config: dict[str, Any]
     result: dict[str, Any]
     success: bool
+    item_key: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -351,6 +364,18 @@ def _study_row(conn: sa.Connection, owner: str, study_id: int) -> Study:
     return _study_from_row(row)
 
 
+def _readable_row(conn: sa.Connection, user: str, study_id: int) -> Study:
+    """The study ``study_id`` if ``user`` owns it or it is shared with them; else "no study" as for a missing one."""
+    if isinstance(study_id, bool) or not isinstance(study_id, int):
+        raise DataValidationError(f"`study_id` must be an int; got {type(study_id).__name__}")
+    granted = sa.select(shares.c.study_id).where(shares.c.grantee == user)
+    row = conn.execute(sa.select(studies).where(
+        studies.c.id == study_id, sa.or_(studies.c.owner == user, studies.c.id.in_(granted)))).first()
+    if row is None:
+        raise DataValidationError(f"no study with `study_id` {study_id} for owner {user!r}")
+    return _study_from_row(row)
+
+
 def _name_taken(conn: sa.Connection, owner: str, name: str) -> bool:
     q = sa.select(studies.c.id).where(studies.c.owner == owner, studies.c.name == name)
     return conn.execute(q).first() is not None
@@ -411,11 +436,23 @@ class _RunRow:
     result_json: str
     success: bool
     created: _dt.datetime
+    item_key: str | None = None
+
+
+def validate_item_key(item_key: str | None) -> str | None:
+    """``item_key`` checked: None, or 1–200 printable characters."""
+    if item_key is None:
+        return None
+    if not isinstance(item_key, str) or not 0 < len(item_key) <= MAX_ITEM_KEY_LENGTH or not item_key.isprintable():
+        raise DataValidationError(
+            f"`item_key` must be 1-{MAX_ITEM_KEY_LENGTH} printable characters; got {item_key!r:.80}")
+    return item_key
 
 
 def _prepare_run(label: str, config: Mapping[str, Any], result: Any, success: bool | None,
-                 created: _dt.datetime | None = None) -> _RunRow:
+                 created: _dt.datetime | None = None, item_key: str | None = None) -> _RunRow:
     validate_name(label, "label")
+    validate_item_key(item_key)
     if not isinstance(config, Mapping):
         raise DataValidationError(f"`config` must be a mapping; got {type(config).__name__}")
     from ..estimate import FitResult
@@ -431,13 +468,13 @@ def _prepare_run(label: str, config: Mapping[str, Any], result: Any, success: bo
     else:
         raise DataValidationError(f"`result` must be a FitResult or a mapping; got {type(result).__name__}")
     return _RunRow(label=label, config_json=to_json(dict(config), "config"), result_json=to_json(doc, "result"),
-                   success=ok, created=created or _now())
+                   success=ok, created=created or _now(), item_key=item_key)
 
 
 def _insert_run(conn: sa.Connection, owner: str, study_id: int, run: _RunRow) -> int:
     res = conn.execute(sa.insert(runs).values(
         study_id=study_id, owner=owner, created=run.created, label=run.label, config_json=run.config_json,
-        result_json=run.result_json, success=run.success))
+        result_json=run.result_json, success=run.success, item_key=run.item_key))
     pk = res.inserted_primary_key
     assert pk is not None
     return int(pk[0])
@@ -506,11 +543,14 @@ def create_study(
 
 
 def list_studies(store: Store, owner: str) -> tuple[Study, ...]:
-    """The studies of ``owner``, most recently updated first."""
+    """The studies of ``owner``, then those shared with them, each most recently updated first."""
     validate_owner(owner)
     with store.read() as conn:
-        rows = conn.execute(sa.select(studies).where(studies.c.owner == owner)
-                            .order_by(studies.c.updated.desc(), studies.c.id.desc())).all()
+        rows = list(conn.execute(sa.select(studies).where(studies.c.owner == owner)
+                                 .order_by(studies.c.updated.desc(), studies.c.id.desc())).all())
+        granted = sa.select(shares.c.study_id).where(shares.c.grantee == owner)
+        rows += conn.execute(sa.select(studies).where(studies.c.id.in_(granted), studies.c.owner != owner)
+                             .order_by(studies.c.updated.desc(), studies.c.id.desc())).all()
     return tuple(_study_from_row(r) for r in rows)
 
 
@@ -526,10 +566,10 @@ def open_study(store: Store, owner: str, name: str) -> Study:
 
 
 def get_study(store: Store, owner: str, study_id: int) -> Study:
-    """The study ``study_id`` of ``owner``; another owner's study is reported as missing."""
+    """The study ``study_id`` of ``owner`` or shared with them; any other study is reported as missing."""
     validate_owner(owner)
     with store.read() as conn:
-        return _study_row(conn, owner, study_id)
+        return _readable_row(conn, owner, study_id)
 
 
 def rename_study(store: Store, owner: str, study_id: int, new_name: str) -> Study:
@@ -578,7 +618,7 @@ def duplicate_study(store: Store, owner: str, study_id: int, new_name: str) -> S
             m = r._mapping
             conn.execute(sa.insert(runs).values(study_id=new_id, owner=owner, created=m["created"], label=m["label"],
                                                 config_json=m["config_json"], result_json=m["result_json"],
-                                                success=m["success"]))
+                                                success=m["success"], item_key=m["item_key"]))
         return _study_row(conn, owner, new_id)
 
 
@@ -598,6 +638,7 @@ def delete_study(store: Store, owner: str, study_id: int, *, confirm: str) -> No
             raise DataValidationError(
                 f"`confirm` must repeat the study name {st.name!r} to delete it; got {confirm!r:.120}")
         conn.execute(sa.delete(runs).where(runs.c.study_id == st.id))
+        conn.execute(sa.delete(shares).where(shares.c.study_id == st.id))
         conn.execute(sa.delete(study_records).where(study_records.c.study_id == st.id))
         conn.execute(sa.delete(studies).where(studies.c.id == st.id))
         _gc_records(conn, owner)
@@ -633,12 +674,12 @@ def list_records(store: Store, owner: str, study_id: int) -> tuple[StoredRecord,
     """The records of a study (no samples), by name."""
     validate_owner(owner)
     with store.read() as conn:
-        st = _study_row(conn, owner, study_id)
+        st = _readable_row(conn, owner, study_id)
         rows = conn.execute(
             sa.select(study_records.c.name, records.c.name.label("record_name"), records.c.sha256,
                       records.c.n_samples, records.c.channels, records.c.fs_hz)
             .join(records, records.c.id == study_records.c.record_id)
-            .where(study_records.c.study_id == st.id, records.c.owner == owner)
+            .where(study_records.c.study_id == st.id, records.c.owner == st.owner)
             .order_by(study_records.c.name)).all()
     return tuple(StoredRecord(name=r.name, record_name=r.record_name, sha256=r.sha256, n_samples=int(r.n_samples),
                               channels=tuple(json.loads(r.channels)), fs_hz=float(r.fs_hz)) for r in rows)
@@ -648,12 +689,12 @@ def load_record(store: Store, owner: str, study_id: int, name: str) -> Record:
     """The record ``name`` of a study, rebuilt and validated."""
     validate_owner(owner)
     with store.read() as conn:
-        st = _study_row(conn, owner, study_id)
+        st = _readable_row(conn, owner, study_id)
         row = conn.execute(
             sa.select(records.c.parquet, records.c.meta_json)
             .join(study_records, records.c.id == study_records.c.record_id)
             .where(study_records.c.study_id == st.id, study_records.c.name == name,
-                   records.c.owner == owner)).first()
+                   records.c.owner == st.owner)).first()
     if row is None:
         raise DataValidationError(f"study {st.name!r} has no record named {name!r} (`name`)")
     return decode_record(bytes(row.parquet), row.meta_json)
@@ -668,7 +709,7 @@ def load_records(store: Store, owner: str, study_id: int) -> dict[str, Record]:
 
 
 def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapping[str, Any],
-            result: Any, success: bool | None = None) -> Run:
+            result: Any, success: bool | None = None, item_key: str | None = None) -> Run:
     """Save a run of a study.
 
     Parameters
@@ -682,32 +723,101 @@ def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapp
         :func:`nlid_core.report.result_to_dict`; a mapping as it is.
     success : bool or None
         Default: the result's ``success``.
+    item_key : str or None
+        The batch item this run computed: at most one run per key and study
+        (:func:`run_item_keys` lists them, so a resumed batch skips them).
 
     Returns
     -------
     Run
+
+    Raises
+    ------
+    DataValidationError
+        Not the owner's study; a bad label or key; ``item_key`` already
+        used in the study (nothing is written then).
     """
     validate_owner(owner)
-    row = _prepare_run(label, config, result, success)
+    row = _prepare_run(label, config, result, success, item_key=item_key)
     with store.write() as conn:
         st = _study_row(conn, owner, study_id)
+        if item_key is not None and conn.execute(sa.select(runs.c.id).where(
+                runs.c.study_id == st.id, runs.c.item_key == item_key)).first() is not None:
+            raise DataValidationError(f"study {st.name!r} already has a run for `item_key` {item_key!r:.80}")
         rid = _insert_run(conn, owner, st.id, row)
         _touch(conn, st.id)
-    return next(r for r in list_runs(store, owner, study_id) if r.id == rid)
+        new = conn.execute(sa.select(runs).where(runs.c.id == rid)).one()
+    return _run_from_row(new)
+
+
+def run_item_keys(store: Store, owner: str, study_id: int) -> frozenset[str]:
+    """The item keys of a study's runs (the batch items already computed)."""
+    validate_owner(owner)
+    with store.read() as conn:
+        st = _readable_row(conn, owner, study_id)
+        keys = conn.execute(sa.select(runs.c.item_key).where(runs.c.study_id == st.id,
+                                                             runs.c.item_key.is_not(None))).scalars().all()
+    return frozenset(str(k) for k in keys)
+
+
+# ----------------------------------------------------------------------------- sharing
+
+
+def share_study(store: Store, owner: str, study_id: int, grantee: str) -> tuple[str, ...]:
+    """Let ``grantee`` read the owner's study; returns everyone it is shared with.
+
+    Raises
+    ------
+    DataValidationError
+        Not the owner's study; a bad grantee name, or the owner themself.
+    """
+    validate_owner(owner)
+    validate_owner(grantee)
+    if grantee == owner:
+        raise DataValidationError(f"`grantee` {grantee!r} owns the study already")
+    with store.write() as conn:
+        st = _study_row(conn, owner, study_id)
+        known = conn.execute(sa.select(shares.c.grantee).where(shares.c.study_id == st.id,
+                                                               shares.c.grantee == grantee)).first()
+        if known is None:
+            conn.execute(sa.insert(shares).values(study_id=st.id, grantee=grantee, owner=owner, created=_now()))
+            _touch(conn, st.id)
+    return list_shares(store, owner, study_id)
+
+
+def unshare_study(store: Store, owner: str, study_id: int, grantee: str) -> tuple[str, ...]:
+    """Stop sharing the owner's study with ``grantee`` (no error if it was not shared); returns who remains."""
+    validate_owner(owner)
+    validate_owner(grantee)
+    with store.write() as conn:
+        st = _study_row(conn, owner, study_id)
+        conn.execute(sa.delete(shares).where(shares.c.study_id == st.id, shares.c.grantee == grantee))
+    return list_shares(store, owner, study_id)
+
+
+def list_shares(store: Store, owner: str, study_id: int) -> tuple[str, ...]:
+    """The engineers the owner's study is shared with, sorted."""
+    validate_owner(owner)
+    with store.read() as conn:
+        st = _study_row(conn, owner, study_id)
+        names = conn.execute(sa.select(shares.c.grantee).where(shares.c.study_id == st.id)
+                             .order_by(shares.c.grantee)).scalars().all()
+    return tuple(str(n) for n in names)
 
 
 def _run_from_row(row: sa.Row[Any]) -> Run:
     m = row._mapping
     return Run(id=int(m["id"]), study_id=int(m["study_id"]), created=_utc(m["created"]), label=m["label"],
-               config=json.loads(m["config_json"]), result=json.loads(m["result_json"]), success=bool(m["success"]))
+               config=json.loads(m["config_json"]), result=json.loads(m["result_json"]), success=bool(m["success"]),
+               item_key=m["item_key"])
 
 
 def list_runs(store: Store, owner: str, study_id: int) -> tuple[Run, ...]:
     """The runs of a study, oldest first."""
     validate_owner(owner)
     with store.read() as conn:
-        st = _study_row(conn, owner, study_id)
-        rows = conn.execute(sa.select(runs).where(runs.c.study_id == st.id, runs.c.owner == owner)
+        st = _readable_row(conn, owner, study_id)
+        rows = conn.execute(sa.select(runs).where(runs.c.study_id == st.id, runs.c.owner == st.owner)
                             .order_by(runs.c.id)).all()
     return tuple(_run_from_row(r) for r in rows)
 
