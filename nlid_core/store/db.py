@@ -59,6 +59,8 @@ DEFAULT_FILENAME = "nlid-studies.sqlite"
 #: How long (ms) a SQLite connection waits for another writer before failing.
 BUSY_TIMEOUT_MS = 30_000
 
+#: Seconds a PostgreSQL connection attempt may take (libpq ``connect_timeout``) unless the URL sets it.
+PG_CONNECT_TIMEOUT_S = 10
 _MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _PG_MIGRATION_LOCK = 0x6E6C6964  # "nlid": key of the advisory lock held while migrating
 
@@ -208,7 +210,10 @@ def open_store(url: str | None = None) -> Store:
     if parsed.get_backend_name() == "sqlite":
         engine = _sqlite_engine(parsed)
     else:
-        engine = sa.create_engine(parsed, pool_pre_ping=True)
+        # libpq waits for an unreachable server as long as the OS lets it: bound it unless the URL says
+        # otherwise (PostgreSQL documentation, "Parameter Key Words", connect_timeout)
+        extra = {} if "connect_timeout" in parsed.query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+        engine = sa.create_engine(parsed, pool_pre_ping=True, connect_args=extra)
     write_engine = engine.execution_options(nlid_write=True)
     try:
         revision = _migrate(write_engine)

@@ -709,7 +709,8 @@ def load_records(store: Store, owner: str, study_id: int) -> dict[str, Record]:
 
 
 def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapping[str, Any],
-            result: Any, success: bool | None = None, item_key: str | None = None) -> Run:
+            result: Any, success: bool | None = None, item_key: str | None = None,
+            records: Mapping[str, Record] | Sequence[Record] | None = None) -> Run:
     """Save a run of a study.
 
     Parameters
@@ -726,6 +727,10 @@ def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapp
     item_key : str or None
         The batch item this run computed: at most one run per key and study
         (:func:`run_item_keys` lists them, so a resumed batch skips them).
+    records : mapping of str to Record, sequence of Record, or None
+        Records to add to the study with the run, in the same transaction
+        (names must be new in the study, as for :func:`add_records`): a
+        crash leaves either both or neither.
 
     Returns
     -------
@@ -739,8 +744,10 @@ def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapp
     """
     validate_owner(owner)
     row = _prepare_run(label, config, result, success, item_key=item_key)
+    named = _prepare_records(records)
     with store.write() as conn:
         st = _study_row(conn, owner, study_id)
+        _insert_records(conn, owner, st.id, named)
         if item_key is not None and conn.execute(sa.select(runs.c.id).where(
                 runs.c.study_id == st.id, runs.c.item_key == item_key)).first() is not None:
             raise DataValidationError(f"study {st.name!r} already has a run for `item_key` {item_key!r:.80}")
