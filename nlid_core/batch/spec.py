@@ -1,0 +1,751 @@
+"""Batch specifications: the TOML file ``python -m nlid_core batch`` runs, parsed and bounded.
+
+Two kinds (``docs/batch.md`` has complete examples):
+
+``kind = "grid"``
+    Records (``[records] files``: paths relative to the spec file, globs
+    allowed, read by the isolated readers of :mod:`nlid_core.guard`) times
+    model variants (``[[variant]]``: label, terms, method and the options of
+    ``identify``). One item = one identification of one record with one
+    variant.
+``kind = "monte_carlo"``
+    A true model (``[model]``), an excitation (``[excitation]``: a generator
+    of :mod:`nlid_core.excitation` or a force file), measurement noise
+    (``[measurement]``), the fit (``[fit]``: the keys of a variant), ``draws``
+    and a base ``seed``. Item ``i`` adds noise drawn from
+    ``SeedSequence(seed, spawn_key=(i,))`` (the ``i``-th child of
+    ``SeedSequence(seed).spawn``) to the true response and identifies.
+
+Everything is checked here, before any work starts: the file's size, the
+number of files, variants and draws, the length of every string, the type of
+every value, unknown keys. Every error is a
+:class:`~nlid_core.errors.ModelSpecError` (or
+:class:`~nlid_core.errors.DataValidationError` for files) whose message names
+the table and key, e.g. ``[[variant]] #2 `method```.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import hashlib
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataValidationError, ModelSpecError
+
+__all__ = [
+    "KINDS",
+    "MAX_SPEC_BYTES",
+    "MAX_FILES",
+    "MAX_VARIANTS",
+    "MAX_ITEMS",
+    "MAX_STRING",
+    "MAX_LABEL",
+    "MAX_MC_SAMPLES",
+    "Variant",
+    "RecordSource",
+    "GridSpec",
+    "MonteCarloSpec",
+    "BatchSpec",
+    "parse_spec",
+    "load_spec",
+    "check_variant",
+    "variant_parameters",
+]
+
+#: Kinds of batch.
+KINDS: tuple[str, ...] = ("grid", "monte_carlo")
+#: Largest spec file (bytes).
+MAX_SPEC_BYTES = 256_000
+#: Most record files of a grid (after expanding globs).
+MAX_FILES = 2_000
+#: Most variants of a grid.
+MAX_VARIANTS = 64
+#: Most items of a batch (records x variants, or draws).
+MAX_ITEMS = 100_000
+#: Longest string value.
+MAX_STRING = 1_000
+#: Longest variant label.
+MAX_LABEL = 40
+#: Most samples of a Monte Carlo record (each item receives the true response).
+MAX_MC_SAMPLES = 200_000
+
+_LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_TOP = {"grid": {"kind", "study", "description", "records", "variant"},
+        "monte_carlo": {"kind", "study", "description", "draws", "seed", "model", "excitation", "measurement",
+                        "fit"}}
+_FIT_KEYS = {"method", "outputs", "initial_state", "input_hold", "sample_step", "force_threshold",
+             "differentiator", "v_eps", "gap", "start", "fix", "bounds", "free", "max_nfev", "confidence"}
+_VARIANT_KEYS = _FIT_KEYS | {"label", "terms", "custom"}
+_RECORD_KEYS = {"files", "columns", "units", "fs", "resample", "rows", "lowpass"}
+_MODEL_KEYS = {"terms", "custom", "values", "v_eps", "gap", "x0"}
+_MEASUREMENT_KEYS = {"channels", "noise"}
+_NOISE_CHANNELS = ("x", "v", "a", "f")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variant:
+    """A model variant: the terms and the options of one identification (the ``identify`` options).
+
+    Attributes
+    ----------
+    label : str
+        1-40 characters ``A-Z a-z 0-9 _ . + -``, starting with a letter or digit; unique in a grid.
+    terms : tuple of str
+        Library and typed term names.
+    custom : tuple of str
+        Typed terms ``NAME = EXPR`` (parsed, never evaluated).
+    method : str
+        ``two-stage``, ``equation-error`` or ``output-error`` (:data:`nlid_core.estimate.METHODS`).
+    outputs : tuple of str
+        Output-error channels among x, v, a.
+    initial_state, input_hold, differentiator : str
+    sample_step : int
+    force_threshold : float
+    v_eps, gap : float or None
+        Settings of the Coulomb and dead-zone terms (``--v-eps``, ``--gap``).
+    start, fix : mapping of str to float
+    bounds : mapping of str to (float, float)
+    free : tuple of str
+    max_nfev : int
+    confidence : float
+        Interval level (0.95 by default).
+    """
+
+    label: str
+    terms: tuple[str, ...]
+    custom: tuple[str, ...] = ()
+    method: str = "two-stage"
+    outputs: tuple[str, ...] = ("x",)
+    initial_state: str = "auto"
+    input_hold: str = "cubic"
+    sample_step: int = 1
+    force_threshold: float = 0.0
+    differentiator: str = "savgol"
+    v_eps: float | None = None
+    gap: float | None = None
+    start: Mapping[str, float] = field(default_factory=dict)
+    fix: Mapping[str, float] = field(default_factory=dict)
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    free: tuple[str, ...] = ()
+    max_nfev: int = 200
+    confidence: float = 0.95
+
+    def to_dict(self) -> dict[str, Any]:
+        """The variant as plain JSON-ready data (infinite bounds as None)."""
+        return {
+            "label": self.label, "terms": list(self.terms), "custom": list(self.custom), "method": self.method,
+            "outputs": list(self.outputs), "initial_state": self.initial_state, "input_hold": self.input_hold,
+            "sample_step": self.sample_step, "force_threshold": self.force_threshold,
+            "differentiator": self.differentiator, "v_eps": self.v_eps, "gap": self.gap,
+            "start": dict(self.start), "fix": dict(self.fix),
+            "bounds": {k: [_finite_or_none(lo), _finite_or_none(hi)] for k, (lo, hi) in self.bounds.items()},
+            "free": list(self.free), "max_nfev": self.max_nfev, "confidence": self.confidence,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordSource:
+    """The record files of a grid and how to read them (the loading options of ``identify``).
+
+    Attributes
+    ----------
+    files : tuple of pathlib.Path
+        Resolved paths, in the order of the patterns, each pattern's matches sorted; no repeats.
+    patterns : tuple of str
+        As written in the spec.
+    columns, units : str, mapping or None
+        ``--columns`` / ``--units`` text or a table channel -> column / unit.
+    fs : float or None, Hz
+    resample : bool
+    rows : str or None
+        ``"START:STOP"``.
+    lowpass : float or None, Hz
+        Zero-phase low-pass cut-off applied after loading.
+    """
+
+    files: tuple[Path, ...]
+    patterns: tuple[str, ...]
+    columns: str | Mapping[str, str] | None = None
+    units: str | Mapping[str, str] | None = None
+    fs: float | None = None
+    resample: bool = False
+    rows: str | None = None
+    lowpass: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridSpec:
+    """Records x variants.
+
+    Attributes
+    ----------
+    records : RecordSource
+    variants : tuple of Variant
+    """
+
+    records: RecordSource
+    variants: tuple[Variant, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MonteCarloSpec:
+    """A Monte Carlo study of a test design.
+
+    Attributes
+    ----------
+    terms, custom : tuple of str
+        The true model (also the fitted one).
+    values : mapping of str to float
+        True parameter values (the library defaults for parameters not named).
+    v_eps, gap : float or None
+        Model settings.
+    x0 : (float, float)
+        Initial displacement (m) and velocity (m/s) of the true response.
+    excitation_kind : str or None
+        A key of :data:`nlid_core.excitation.EXCITATIONS`, or None with ``excitation_file``.
+    excitation_settings : mapping
+        The generator's arguments.
+    excitation_file : pathlib.Path or None
+        A force file (columns t, f, e.g. written by ``python -m nlid_core excitation``).
+    channels : tuple of str
+        Measured response channels (``x`` always; ``v``, ``a`` optional).
+    noise : mapping of str to float
+        Noise standard deviation per channel among x (m), v (m/s), a (m/s²), f (N).
+    fit : Variant
+        The identification of each draw (its label is ``fit``; its terms are the model's).
+    draws : int
+    seed : int
+        Base seed (0 to 2**63 - 1).
+    """
+
+    terms: tuple[str, ...]
+    custom: tuple[str, ...]
+    values: Mapping[str, float]
+    v_eps: float | None
+    gap: float | None
+    x0: tuple[float, float]
+    excitation_kind: str | None
+    excitation_settings: Mapping[str, Any]
+    excitation_file: Path | None
+    channels: tuple[str, ...]
+    noise: Mapping[str, float]
+    fit: Variant
+    draws: int
+    seed: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchSpec:
+    """A parsed batch specification.
+
+    Attributes
+    ----------
+    kind : str
+        ``"grid"`` or ``"monte_carlo"``.
+    study : str or None
+        The spec's ``study`` key.
+    description : str
+    source : str
+        The spec file's name (for messages).
+    stem : str
+        The spec file's stem (default study name).
+    text : str
+        The spec's text, as read (stored with the batch).
+    sha256 : str
+        SHA-256 of ``text`` (hex).
+    grid : GridSpec or None
+    monte_carlo : MonteCarloSpec or None
+    """
+
+    kind: str
+    study: str | None
+    description: str
+    source: str
+    stem: str
+    text: str
+    sha256: str
+    grid: GridSpec | None = None
+    monte_carlo: MonteCarloSpec | None = None
+
+    @property
+    def n_items(self) -> int:
+        """Items before loading: files x variants, or draws (a grid may shrink when files repeat content)."""
+        if self.grid is not None:
+            return len(self.grid.records.files) * len(self.grid.variants)
+        assert self.monte_carlo is not None
+        return self.monte_carlo.draws
+
+
+# ----------------------------------------------------------------------------- value checks
+
+
+def _finite_or_none(v: float) -> float | None:
+    return float(v) if math.isfinite(v) else None
+
+
+def _where(table: str, key: str) -> str:
+    return f"{table} `{key}`" if table else f"`{key}`"
+
+
+def _string(value: Any, table: str, key: str, *, limit: int = MAX_STRING) -> str:
+    if not isinstance(value, str):
+        raise ModelSpecError(f"{_where(table, key)} must be a string; got {type(value).__name__}")
+    if len(value) > limit:
+        raise ModelSpecError(f"{_where(table, key)} must be at most {limit} characters; got {len(value)}")
+    return value
+
+
+def _strings(value: Any, table: str, key: str, *, limit: int = 256) -> tuple[str, ...]:
+    """A list of strings, or one string of comma-separated names."""
+    if isinstance(value, str):
+        items = [s.strip() for s in _string(value, table, key).split(",") if s.strip()]
+    elif isinstance(value, list):
+        if len(value) > limit:
+            raise ModelSpecError(f"{_where(table, key)} lists {len(value)} entries; at most {limit}")
+        items = [_string(v, table, key).strip() for v in value]
+    else:
+        raise ModelSpecError(f"{_where(table, key)} must be a list of strings; got {type(value).__name__}")
+    return tuple(items)
+
+
+def _number(value: Any, table: str, key: str, *, positive: bool = False, nonnegative: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise ModelSpecError(f"{_where(table, key)} must be a finite number; got {value!r:.80}")
+    v = float(value)
+    if positive and not v > 0:
+        raise ModelSpecError(f"{_where(table, key)} must be positive; got {v:g}")
+    if nonnegative and not v >= 0:
+        raise ModelSpecError(f"{_where(table, key)} must be >= 0; got {v:g}")
+    return v
+
+
+def _integer(value: Any, table: str, key: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ModelSpecError(f"{_where(table, key)} must be a whole number from {lo} to {hi}; got {value!r:.80}")
+    return int(value)
+
+
+def _boolean(value: Any, table: str, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise ModelSpecError(f"{_where(table, key)} must be true or false; got {value!r:.80}")
+    return value
+
+
+def _table(value: Any, table: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ModelSpecError(f"{table} must be a table; got {type(value).__name__}")
+    return value
+
+
+def _unknown(data: Mapping[str, Any], allowed: set[str], table: str) -> None:
+    extra = sorted(set(data) - allowed)
+    if extra:
+        shown = ", ".join(f"`{k[:40]}`" for k in extra[:5])
+        raise ModelSpecError(f"{table or 'the spec'}: unknown key(s) {shown}; valid keys are "
+                             f"{', '.join(sorted(allowed))}")
+
+
+def _values(value: Any, table: str, key: str) -> dict[str, float]:
+    tab = _table(value, _where(table, key))
+    if len(tab) > 256:
+        raise ModelSpecError(f"{_where(table, key)} holds {len(tab)} entries; at most 256")
+    return {_string(k, table, key, limit=64): _number(v, table, f"{key}.{k}") for k, v in tab.items()}
+
+
+def _bounds(value: Any, table: str) -> dict[str, tuple[float, float]]:
+    tab = _table(value, _where(table, "bounds"))
+    out: dict[str, tuple[float, float]] = {}
+    for name, pair in tab.items():
+        where = _where(table, f"bounds.{name}")
+        if not isinstance(pair, list) or len(pair) != 2 or any(
+                isinstance(b, bool) or not isinstance(b, (int, float)) or math.isnan(float(b)) for b in pair):
+            raise ModelSpecError(f"{where} must be [lower, upper] (numbers; -inf / inf for none); got {pair!r:.80}")
+        lo, hi = float(pair[0]), float(pair[1])
+        if lo > hi:
+            raise ModelSpecError(f"{where}: the lower bound {lo:g} exceeds the upper bound {hi:g}")
+        out[_string(name, table, "bounds", limit=64)] = (lo, hi)
+    return out
+
+
+def _label(value: Any, table: str) -> str:
+    text = _string(value, table, "label", limit=MAX_LABEL)
+    if not _LABEL_RE.fullmatch(text):
+        raise ModelSpecError(f"{_where(table, 'label')} must be 1-{MAX_LABEL} characters of letters, digits and "
+                             f"_ . + -, starting with a letter or digit; got {text!r}")
+    return text
+
+
+def _fit_options(data: Mapping[str, Any], table: str) -> dict[str, Any]:
+    """The identify options of a variant or a ``[fit]`` table, checked against the estimator's registries."""
+    from ..estimate import INITIAL_STATES, METHODS
+    from ..signals import DIFFERENTIATORS
+    from ..simulate import INPUT_HOLDS, OUTPUT_CHANNELS
+
+    out: dict[str, Any] = {}
+    for key, choices in (("method", METHODS), ("initial_state", INITIAL_STATES), ("input_hold", INPUT_HOLDS),
+                         ("differentiator", tuple(DIFFERENTIATORS))):
+        if key in data:
+            text = _string(data[key], table, key, limit=64)
+            if text not in choices:
+                raise ModelSpecError(f"{_where(table, key)} must be one of {', '.join(choices)}; got {text!r}")
+            out[key] = text
+    if "outputs" in data:
+        outs = _strings(data["outputs"], table, "outputs", limit=3)
+        if not outs or len(set(outs)) != len(outs) or any(o not in OUTPUT_CHANNELS for o in outs):
+            raise ModelSpecError(f"{_where(table, 'outputs')} must be distinct channels among "
+                                 f"{', '.join(OUTPUT_CHANNELS)}; got {list(outs)}")
+        out["outputs"] = outs
+    if "sample_step" in data:
+        out["sample_step"] = _integer(data["sample_step"], table, "sample_step", 1, 10_000)
+    if "max_nfev" in data:
+        out["max_nfev"] = _integer(data["max_nfev"], table, "max_nfev", 1, 100_000)
+    if "force_threshold" in data:
+        ft = _number(data["force_threshold"], table, "force_threshold", nonnegative=True)
+        if not ft < 1:
+            raise ModelSpecError(f"{_where(table, 'force_threshold')} is a fraction of max|f| in [0, 1); got {ft:g}")
+        out["force_threshold"] = ft
+    if "confidence" in data:
+        conf = _number(data["confidence"], table, "confidence")
+        if not 0 < conf < 1:
+            raise ModelSpecError(f"{_where(table, 'confidence')} must be in (0, 1); got {conf:g}")
+        out["confidence"] = conf
+    if "v_eps" in data:
+        out["v_eps"] = _number(data["v_eps"], table, "v_eps", positive=True)
+    if "gap" in data:
+        out["gap"] = _number(data["gap"], table, "gap", nonnegative=True)
+    for key in ("start", "fix"):
+        if key in data:
+            out[key] = _values(data[key], table, key)
+    if "bounds" in data:
+        out["bounds"] = _bounds(data["bounds"], table)
+    if "free" in data:
+        names = _strings(data["free"], table, "free")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ModelSpecError(f"{_where(table, 'free')} names {', '.join(dup)} twice")
+        out["free"] = names
+    return out
+
+
+def check_variant(variant: Variant, table: str) -> None:
+    """Build the variant's model and parameters once (unknown terms and parameter names fail here).
+
+    Parameters
+    ----------
+    variant : Variant
+    table : str
+        Where the variant is written (for messages), e.g. ``"[[variant]] #2"``.
+
+    Raises
+    ------
+    ModelSpecError
+        Unknown terms, a bad typed term, unknown or conflicting parameter names; the message names
+        ``table`` and the key.
+    """
+    from .._cli_model import check_names
+
+    model = _build_model(variant, table)
+    valid = model.param_names
+    for key in ("start", "fix", "bounds", "free"):
+        check_names(list(getattr(variant, key)), valid, f"{table} {key}")
+    try:
+        variant_parameters(variant, model, "N", "m")
+    except ModelSpecError as exc:
+        raise ModelSpecError(f"{table}: {exc}") from None
+
+
+def _build_model(variant: Variant, table: str) -> Any:
+    from .._cli_model import build_model, model_settings
+
+    try:
+        settings = model_settings(variant.v_eps, variant.gap, {**variant.start, **variant.fix})
+        return build_model(",".join(variant.terms), variant.custom, settings)
+    except ModelSpecError as exc:
+        raise ModelSpecError(f"{table} `terms`: {exc}") from None
+
+
+def variant_parameters(variant: Variant, model: Any, force_unit: str, x_unit: str) -> Any:
+    """The start parameters of ``variant`` for records in these units (the builder of ``identify``).
+
+    Parameters
+    ----------
+    variant : Variant
+    model : TermModel
+        Built from the variant.
+    force_unit, x_unit : str
+        Units of the record's force and displacement.
+
+    Returns
+    -------
+    ParameterSet
+    """
+    from .._cli_model import build_parameters
+
+    return build_parameters(model, force_unit=force_unit, x_unit=x_unit, start=variant.start, fix=variant.fix,
+                            bounds=variant.bounds, free=variant.free)
+
+
+def _variant(data: Any, table: str, *, label: str | None = None, terms: tuple[str, ...] | None = None,
+             custom: tuple[str, ...] = ()) -> Variant:
+    tab = _table(data, table)
+    _unknown(tab, _FIT_KEYS if terms is not None else _VARIANT_KEYS, table)
+    if terms is None:
+        if "label" not in tab:
+            raise ModelSpecError(f"{table}: give a `label`")
+        if "terms" not in tab:
+            raise ModelSpecError(f"{table}: give the `terms`")
+        label = _label(tab["label"], table)
+        terms = _strings(tab["terms"], table, "terms", limit=64)
+        custom = _strings(tab["custom"], table, "custom", limit=8) if "custom" in tab else ()
+    if not terms and not custom:
+        raise ModelSpecError(f"{table} `terms` is empty")
+    assert label is not None
+    v = Variant(label=label, terms=terms, custom=custom, **_fit_options(tab, table))
+    check_variant(v, table)
+    return v
+
+
+# ----------------------------------------------------------------------------- the two kinds
+
+
+def _records(data: Any, base_dir: Path) -> RecordSource:
+    tab = _table(data, "[records]")
+    _unknown(tab, _RECORD_KEYS, "[records]")
+    if "files" not in tab:
+        raise ModelSpecError("[records]: give `files` (paths relative to the spec file; globs allowed)")
+    if isinstance(tab["files"], str):
+        patterns: tuple[str, ...] = (_string(tab["files"], "[records]", "files").strip(),)
+    else:
+        patterns = _strings(tab["files"], "[records]", "files", limit=MAX_FILES)
+    if not patterns:
+        raise ModelSpecError("[records] `files` is empty")
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for pat in patterns:
+        full = Path(pat).expanduser()
+        full = full if full.is_absolute() else base_dir / full
+        if glob.has_magic(pat):
+            matches = sorted(Path(p) for p in glob.glob(str(full), recursive=True) if Path(p).is_file())
+            if not matches:
+                raise DataValidationError(f"[records] `files`: no file matches {pat!r}")
+        else:
+            if not full.is_file():
+                raise DataValidationError(f"[records] `files`: no such file {pat!r}")
+            matches = [full]
+        for m in matches:
+            r = m.resolve()
+            if r not in seen:
+                seen.add(r)
+                files.append(r)
+            if len(files) > MAX_FILES:
+                raise ModelSpecError(f"[records] `files` matches more than {MAX_FILES} files")
+    kw: dict[str, Any] = {}
+    for key in ("columns", "units"):
+        if key in tab:
+            val = tab[key]
+            if isinstance(val, Mapping):
+                kw[key] = {_string(k, "[records]", key, limit=64): _string(v, "[records]", f"{key}.{k}", limit=200)
+                           for k, v in val.items()}
+            else:
+                kw[key] = _string(val, "[records]", key)
+    if "fs" in tab:
+        kw["fs"] = _number(tab["fs"], "[records]", "fs", positive=True)
+    if "resample" in tab:
+        kw["resample"] = _boolean(tab["resample"], "[records]", "resample")
+    if "rows" in tab:
+        kw["rows"] = _string(tab["rows"], "[records]", "rows", limit=64)
+    if "lowpass" in tab:
+        kw["lowpass"] = _number(tab["lowpass"], "[records]", "lowpass", positive=True)
+    return RecordSource(files=tuple(files), patterns=patterns, **kw)
+
+
+def _grid(data: Mapping[str, Any], base_dir: Path) -> GridSpec:
+    if "records" not in data:
+        raise ModelSpecError("a grid spec needs a [records] table")
+    raw = data.get("variant")
+    if not isinstance(raw, list) or not raw or not all(isinstance(v, Mapping) for v in raw):
+        raise ModelSpecError("a grid spec needs [[variant]] tables (write [[variant]] once per variant)")
+    if len(raw) > MAX_VARIANTS:
+        raise ModelSpecError(f"[[variant]]: {len(raw)} variants; at most {MAX_VARIANTS}")
+    variants = tuple(_variant(v, f"[[variant]] #{k + 1}") for k, v in enumerate(raw))
+    labels = [v.label for v in variants]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ModelSpecError(f"[[variant]] `label`: {', '.join(dup)} used twice; labels must be unique")
+    records = _records(data["records"], base_dir)
+    n = len(records.files) * len(variants)
+    if n > MAX_ITEMS:
+        raise ModelSpecError(f"{len(records.files)} files x {len(variants)} variants = {n} items; at most {MAX_ITEMS}")
+    return GridSpec(records=records, variants=variants)
+
+
+def _monte_carlo(data: Mapping[str, Any], base_dir: Path) -> MonteCarloSpec:
+    from ..excitation import EXCITATIONS
+
+    if "draws" not in data:
+        raise ModelSpecError("a monte_carlo spec needs `draws` (the number of simulated tests)")
+    draws = _integer(data["draws"], "", "draws", 1, MAX_ITEMS)
+    seed = _integer(data.get("seed", 0), "", "seed", 0, 2**63 - 1)
+    for key in ("model", "excitation", "measurement"):
+        if key not in data:
+            raise ModelSpecError(f"a monte_carlo spec needs a [{key}] table")
+    model = _table(data["model"], "[model]")
+    _unknown(model, _MODEL_KEYS, "[model]")
+    if "values" not in model:
+        raise ModelSpecError("[model]: give the true `values` (e.g. values = { m0 = 1.0, k1 = 1500.0 })")
+    values = _values(model["values"], "[model]", "values")
+    terms = _strings(model["terms"], "[model]", "terms", limit=64) if "terms" in model else tuple(values)
+    custom = _strings(model["custom"], "[model]", "custom", limit=8) if "custom" in model else ()
+    v_eps = _number(model["v_eps"], "[model]", "v_eps", positive=True) if "v_eps" in model else None
+    gap = _number(model["gap"], "[model]", "gap", nonnegative=True) if "gap" in model else None
+    x0 = (0.0, 0.0)
+    if "x0" in model:
+        raw = model["x0"]
+        if not isinstance(raw, list) or len(raw) != 2:
+            raise ModelSpecError("[model] `x0` must be [displacement, velocity]")
+        x0 = (_number(raw[0], "[model]", "x0"), _number(raw[1], "[model]", "x0"))
+    exc = _table(data["excitation"], "[excitation]")
+    kind: str | None = None
+    settings: dict[str, Any] = {}
+    efile: Path | None = None
+    if "file" in exc:
+        if len(exc) != 1:
+            raise ModelSpecError("[excitation]: `file` stands alone (the force file's t and f columns)")
+        name = _string(exc["file"], "[excitation]", "file")
+        efile = Path(name).expanduser()
+        efile = (efile if efile.is_absolute() else base_dir / efile).resolve()
+        if not efile.is_file():
+            raise DataValidationError(f"[excitation] `file`: no such file {name!r}")
+    else:
+        if "kind" not in exc:
+            raise ModelSpecError(f"[excitation]: give `kind` ({', '.join(EXCITATIONS)}) or a force `file`")
+        kind = _string(exc["kind"], "[excitation]", "kind", limit=64)
+        if kind not in EXCITATIONS:
+            raise ModelSpecError(f"[excitation] `kind` must be one of {', '.join(EXCITATIONS)}; got {kind!r}")
+        for k, v in exc.items():
+            if k == "kind":
+                continue
+            if isinstance(v, str):
+                _string(v, "[excitation]", k)
+            elif isinstance(v, (list, Mapping)) and len(v) > 10_000:
+                raise ModelSpecError(f"[excitation] `{k}` holds more than 10000 entries")
+            settings[k] = v
+        duration, fs = settings.get("duration_s"), settings.get("fs_hz")
+        if isinstance(duration, (int, float)) and isinstance(fs, (int, float)) and duration * fs > MAX_MC_SAMPLES:
+            raise ModelSpecError(f"[excitation] `duration_s` x `fs_hz` = {duration * fs:.3g} samples; at most "
+                                 f"{MAX_MC_SAMPLES}")
+    meas = _table(data["measurement"], "[measurement]")
+    _unknown(meas, _MEASUREMENT_KEYS, "[measurement]")
+    channels = _strings(meas.get("channels", ["x"]), "[measurement]", "channels", limit=3)
+    if "x" not in channels or any(c not in ("x", "v", "a") for c in channels) or len(set(channels)) != len(channels):
+        raise ModelSpecError(f"[measurement] `channels` must hold x and optionally v, a; got {list(channels)}")
+    if "noise" not in meas:
+        raise ModelSpecError("[measurement]: give `noise` (standard deviation per channel, e.g. noise = { x = 1e-5 })")
+    noise = {}
+    for ch, sd in _table(meas["noise"], "[measurement] `noise`").items():
+        if ch not in _NOISE_CHANNELS or (ch != "f" and ch not in channels):
+            raise ModelSpecError(f"[measurement] `noise` takes the measured channels {', '.join(channels)} and f; "
+                                 f"got `{str(ch)[:40]}`")
+        noise[ch] = _number(sd, "[measurement]", f"noise.{ch}", nonnegative=True)
+    fit = _variant(data.get("fit", {}), "[fit]", label="fit", terms=terms, custom=custom)
+    fit = dataclasses.replace(fit, v_eps=fit.v_eps if fit.v_eps is not None else v_eps,
+                              gap=fit.gap if fit.gap is not None else gap)
+    truth = Variant(label="truth", terms=terms, custom=custom, v_eps=v_eps, gap=gap)
+    model_obj = _build_model(truth, "[model]")
+    from .._cli_model import check_names
+
+    check_names(list(values), model_obj.param_names, "[model] values")
+    return MonteCarloSpec(terms=terms, custom=custom, values=values, v_eps=v_eps, gap=gap, x0=x0,
+                          excitation_kind=kind, excitation_settings=settings, excitation_file=efile,
+                          channels=channels, noise=noise, fit=fit, draws=draws, seed=seed)
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = ".", stem: str = "batch") -> BatchSpec:
+    """Parse and check a batch specification.
+
+    Parameters
+    ----------
+    text : str
+        The TOML text.
+    source : str
+        Its name, for messages.
+    base_dir : str or path
+        Directory that relative file paths are read from (the spec file's).
+    stem : str
+        Default study name.
+
+    Returns
+    -------
+    BatchSpec
+
+    Raises
+    ------
+    ModelSpecError
+        Not TOML, too large, an unknown kind or key, a bad value; the message names the table and key.
+    DataValidationError
+        A record or force file that does not exist.
+    """
+    if not isinstance(text, str):
+        raise ModelSpecError(f"`text` must be a string; got {type(text).__name__}")
+    if len(text.encode("utf-8", "replace")) > MAX_SPEC_BYTES:
+        raise ModelSpecError(f"{source} is larger than {MAX_SPEC_BYTES // 1000} kB")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
+    if "kind" not in data:
+        raise ModelSpecError(f"{source}: give `kind` ({' or '.join(repr(k) for k in KINDS)})")
+    kind = _string(data["kind"], "", "kind", limit=64)
+    if kind not in KINDS:
+        raise ModelSpecError(f"`kind` must be {' or '.join(repr(k) for k in KINDS)}; got {kind!r}")
+    _unknown(data, _TOP[kind], "")
+    study = _string(data["study"], "", "study", limit=100) if "study" in data else None
+    if study is not None:
+        from ..store.studies import validate_name
+
+        validate_name(study, "study")
+    description = _string(data.get("description", ""), "", "description", limit=10_000)
+    base = Path(base_dir)
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    common: dict[str, Any] = {"kind": kind, "study": study, "description": description, "source": source,
+                              "stem": stem, "text": text, "sha256": sha}
+    if kind == "grid":
+        return BatchSpec(**common, grid=_grid(data, base))
+    return BatchSpec(**common, monte_carlo=_monte_carlo(data, base))
+
+
+def load_spec(path: str | Path) -> BatchSpec:
+    """Read and parse a batch specification file (relative paths inside are read from its directory).
+
+    Parameters
+    ----------
+    path : str or path
+        The ``.toml`` file.
+
+    Returns
+    -------
+    BatchSpec
+
+    Raises
+    ------
+    ModelSpecError
+        Unreadable, too large, or a bad spec (see :func:`parse_spec`).
+    """
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_SPEC_BYTES:
+            raise ModelSpecError(f"spec file {p.name} is larger than {MAX_SPEC_BYTES // 1000} kB")
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelSpecError(f"cannot read the spec file {p.name}: {exc}") from None
+    return parse_spec(text, source=f"spec file {p.name}", base_dir=p.resolve().parent, stem=p.stem)
