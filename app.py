@@ -7,16 +7,18 @@ helpers in ``app_support/``; all computation in ``nlid_core``.
 
 import streamlit as st
 
-from app_support import cache, state
+from app_support import cache, identity, state, studies
 from app_support.icon import favicon_image
 from app_support.text import esc
 
 st.set_page_config(page_title="nlid: nonlinear system identification", page_icon=favicon_image(),
                    layout="wide")
+user = identity.require_user()  # sign-in when the server requires it (OIDC or a proxy); else local mode
 
 PAGES = [
     st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/data.py", title="Data", icon=":material/folder_open:"),
+    st.Page("app_pages/studies.py", title="Studies", icon=":material/inventory_2:"),
     st.Page("app_pages/nonlinearity.py", title="Nonlinearity", icon=":material/query_stats:"),
     st.Page("app_pages/model.py", title="Model", icon=":material/tune:"),
     st.Page("app_pages/identify.py", title="Identify", icon=":material/play_circle:"),
@@ -33,8 +35,20 @@ page = st.navigation(PAGES, expanded=True)  # every page listed (no "View more" 
 cache.shared_cache()  # process-wide, bounded; its housekeeping thread frees what closed sessions left
 
 with st.sidebar:
-    recs = state.records()
+    st.caption("Engineer")
+    st.markdown(f"**{identity.shown(user.display_name)}** ({identity.METHOD_TEXT[user.method]})")
+    if user.method == "oidc":
+        if st.button("Sign out", key=state.AUTH_SIGN_OUT, icon=":material/logout:"):
+            st.logout()
+    opened = studies.current_study(user.owner)  # checked against the database
     st.caption("Study")
+    if opened is not None:
+        shared = "" if opened.owner == user.owner else " (shared with you, read-only)"
+        st.markdown(f"Open: **{esc(opened.name)}**{shared}")
+    else:
+        st.markdown("No saved study open (Studies page).")
+    recs = state.records()
+    st.caption("Records")
     if recs:
         for name, rec in recs.items():
             st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.10g} Hz, {','.join(rec.channels[1:])}")

@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from app_support import jobs, known_answer, state, tables
+from app_support import jobs, known_answer, state, studies, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -80,16 +80,18 @@ with st.container(key="results", border=True):
         right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel, units=fit_units(fit, fit.records[0].name)),
                            key="fit_fig")
 
+studies.save_run_control(run)  # into the open saved study (or a new one)
+
 st.subheader("History")
 history = state.runs()
 tables.show(tables.runs_table(history), key="runs_table")
 ids = [r.id for r in history]
-chosen = st.selectbox("Active run (used by Validate and Export)", ids, index=ids.index(run.id),
-                      key=state.IDENTIFY_ACTIVE_RUN,
-                      format_func=lambda i: next(r.label for r in history if r.id == i))
-if chosen != run.id:
-    state.set_active_run(chosen)
-    st.rerun()
+# the selector follows the active run (a new identification makes its run active); choosing in it
+# makes the chosen run active before the page is drawn again
+state.set_widget(state.IDENTIFY_ACTIVE_RUN, run.id)
+st.selectbox("Active run (used by Validate and Export)", ids, key=state.IDENTIFY_ACTIVE_RUN,
+             format_func=lambda i: next(r.label for r in history if r.id == i),
+             on_change=lambda: state.set_active_run(state.widget_value(state.IDENTIFY_ACTIVE_RUN, run.id)))
 compare = st.multiselect("Compare runs side by side", ids, default=ids[-2:], key=state.IDENTIFY_COMPARE_RUNS)
 if compare:
     tables.show(tables.compare_table([r for r in history if r.id in compare]), key="compare_table", index=True)

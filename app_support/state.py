@@ -61,6 +61,8 @@ STUDIES = "nlid_studies"  # dict[(run id, study, settings...), result] of the Id
 DESIGNS = "nlid_designs"  # list[(label, Excitation)] compared on the Excitation design page
 MONTE_CARLO = "nlid_mc"  # the last Monte Carlo check of the Excitation design page
 TEACHING = "nlid_teaching"  # dict of the Teaching mode's demo (records, fits, choices)
+OPEN_STUDY = "nlid_open_study"  # StudyRef: the saved study open in this session (Studies page), or absent
+SAVED_RUNS = "nlid_saved_runs"  # dict[(saved study id, session run id), (stored run id, label)]
 #: Studies kept per session (oldest dropped first; studies of runs no longer kept are dropped too).
 MAX_STUDIES = 12
 #: Candidate designs kept for comparison per session.
@@ -163,6 +165,17 @@ class Run:
     result: FitResult
     elapsed_s: float
     detailed: bool = True  # False: ``result.records`` (the fitted signals) were dropped to save memory
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyRef:
+    """The saved study open in a session: its id and name, its owner, and the engineer who opened it
+    (a session whose engineer changed, e.g. after signing out, no longer has it open)."""
+
+    id: int
+    name: str
+    owner: str
+    viewer: str
 
 
 def summarise(run: Run) -> Run:
@@ -299,6 +312,24 @@ def remove_record(name: str) -> None:
     cfg = config()
     if cfg is not None and name in cfg.fit_records:
         set_config(dataclasses.replace(cfg, fit_records=tuple(n for n in cfg.fit_records if n != name)))
+
+
+def open_study(viewer: str) -> StudyRef | None:
+    """The saved study open in this session for engineer ``viewer`` (None: none, or opened by another)."""
+    ref = st.session_state.get(OPEN_STUDY)
+    return ref if isinstance(ref, StudyRef) and ref.viewer == viewer else None
+
+
+def set_open_study(ref: StudyRef | None) -> None:
+    if ref is None:
+        st.session_state.pop(OPEN_STUDY, None)
+    else:
+        st.session_state[OPEN_STUDY] = ref
+
+
+def saved_runs() -> dict[tuple[int, int], tuple[int, str]]:
+    """Session runs saved to studies: ``(study id, session run id) -> (stored run id, label)``."""
+    return st.session_state.setdefault(SAVED_RUNS, {})  # type: ignore[no-any-return]
 
 
 def config() -> ModelConfig | None:
@@ -509,6 +540,11 @@ def widget_value(key: str, initial: Any) -> Any:
     return st.session_state[key]
 
 
+def peek(key: str, default: Any = None) -> Any:
+    """A widget's current value (``default`` when it has none), read without setting it (in callbacks)."""
+    return st.session_state.get(key, default)
+
+
 def set_widget(key: str, value: Any) -> None:
     """Set a widget's value before it is drawn (the frontend then shows it)."""
     st.session_state[key] = value
@@ -650,6 +686,41 @@ IDENTIFY_RUN: Final = "run_identification"
 IDENTIFY_JOB: Final = "identification"
 IDENTIFY_ACTIVE_RUN: Final = "active_run_select"
 IDENTIFY_COMPARE_RUNS: Final = "compare_runs"
+IDENTIFY_SAVE_LABEL: Final = "save_run_label"  # key_for(IDENTIFY_SAVE_LABEL, run id)
+IDENTIFY_SAVE_RUN: Final = "save_run"
+IDENTIFY_NEW_STUDY: Final = "save_run_new_study"  # key_for(IDENTIFY_NEW_STUDY, run id): name of a study to create
+IDENTIFY_CREATE_STUDY: Final = "save_run_create_study"
+
+# Studies (saved studies in the database) and sign-in
+AUTH_SIGN_IN: Final = "auth_sign_in"
+AUTH_SIGN_OUT: Final = "auth_sign_out"
+STUDIES_PICK: Final = "studies_pick"
+STUDIES_OPEN: Final = "studies_open"
+STUDIES_CLOSE: Final = "studies_close"
+STUDIES_NEW_NAME: Final = "studies_new_name"
+STUDIES_NEW_WITH_RUN: Final = "studies_new_with_run"
+STUDIES_CREATE: Final = "studies_create"
+STUDIES_SAVE_RECORDS: Final = "studies_save_records"
+STUDIES_NOTES: Final = "studies_notes"  # key_for(STUDIES_NOTES, study id, updated)
+STUDIES_SAVE_NOTES: Final = "studies_save_notes"
+STUDIES_RENAME_TO: Final = "studies_rename_to"  # key_for(STUDIES_RENAME_TO, study id)
+STUDIES_RENAME: Final = "studies_rename"
+STUDIES_DUPLICATE_TO: Final = "studies_duplicate_to"  # key_for(STUDIES_DUPLICATE_TO, study id)
+STUDIES_DUPLICATE: Final = "studies_duplicate"
+STUDIES_SHARE_WITH: Final = "studies_share_with"
+STUDIES_SHARE: Final = "studies_share"
+STUDIES_UNSHARE_WHO: Final = "studies_unshare_who"
+STUDIES_UNSHARE: Final = "studies_unshare"
+STUDIES_DELETE_CONFIRM: Final = "studies_delete_confirm"  # key_for(STUDIES_DELETE_CONFIRM, study id)
+STUDIES_DELETE: Final = "studies_delete"
+STUDIES_COMPARE_PARAM: Final = "studies_compare_param"
+STUDIES_EXPORT: Final = "studies_export"
+STUDIES_IMPORT_FILE: Final = "studies_import_file"
+STUDIES_IMPORT_NAME: Final = "studies_import_name"
+STUDIES_IMPORT: Final = "studies_import"
+STUDIES_COMPARE_RUNS: Final = "studies_compare_runs"  # key_for(STUDIES_COMPARE_RUNS, study id)
+STUDIES_BATCH_PARAM: Final = "studies_batch_param"
+STUDIES_BATCH_CSV: Final = "studies_batch_csv"
 
 # Validate
 VALIDATE_RECORD: Final = "val_record"

@@ -1,0 +1,151 @@
+"""Studies: saved studies in the database -- open, create, save records, rename, copy, notes, share, compare
+runs, export, import, delete."""
+
+import streamlit as st
+
+from app_support import identity, state, studies, tables
+from app_support.text import esc
+from nlid_core.errors import NlidError
+from nlid_core.figures.saved_runs import fig_parameter_across_runs
+from nlid_core.store.schema import MAX_NAME_LENGTH
+
+st.title("Studies")
+state.show_notice()
+user = identity.require_user()
+owner = user.owner
+try:
+    store = studies.get_store()
+    rows = studies.overview(store, owner)
+except NlidError as exc:
+    st.error(f"Saved studies are unavailable: {esc(exc)}. The rest of the dashboard works as before; records and"
+             " runs stay in this session.")
+    st.stop()
+
+st.caption(f"Signed in as **{identity.shown(user.display_name)}** ({identity.METHOD_TEXT[user.method]})."
+           f" Studies are kept in this server's {esc(store.dialect)} database and outlive this browser session;"
+           f" on the command line you are `--owner {user.owner}`.")
+state.show_posts(studies.POSTS)
+
+with st.expander("New study from this session", expanded=not rows):
+    recs = state.records()
+    run = state.active_run()
+    st.caption(f"Saves the {len(recs)} record(s) of this session" + (" and, if ticked, the active run." if run else "."))
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    c1.text_input("Name", max_chars=MAX_NAME_LENGTH, key=state.STUDIES_NEW_NAME, placeholder="e.g. shaker rig, May")
+    c2.button("Create study", key=state.STUDIES_CREATE, type="primary", on_click=studies.on_create, args=(store, owner))
+    if run is not None:
+        st.checkbox(f"Include the active run ({esc(run.label)})", value=True, key=state.STUDIES_NEW_WITH_RUN)
+
+if not rows:
+    st.info("No saved study yet: create one above from this session's records, or import a study file below.")
+else:
+    tables.show(studies.overview_table(rows, owner), key="studies_table")
+    by_id = {r.study.id: r.study for r in rows}
+    ref = state.open_study(owner)
+    if ref is not None and ref.id not in by_id:  # deleted, or no longer shared
+        state.set_open_study(None)
+        ref = None
+    if state.widget_value(state.STUDIES_PICK, ref.id if ref else rows[0].study.id) not in by_id:
+        state.set_widget(state.STUDIES_PICK, rows[0].study.id)
+    pick = st.selectbox("Study", list(by_id), key=state.STUDIES_PICK, format_func=lambda i: by_id[i].name + (
+        "" if by_id[i].owner == owner else f"  (shared by {studies.owner_text(by_id[i].owner)})"))
+    study = by_id[pick]
+    mine = study.owner == owner
+    b1, b2, b3 = st.columns(3)
+    b1.button("Open (load its records)", key=state.STUDIES_OPEN, type="primary", on_click=studies.on_open,
+              args=(store, owner, study.id))
+    if ref is not None:
+        b2.button("Close the open study", key=state.STUDIES_CLOSE, on_click=studies.on_close,
+                  help=f"{esc(ref.name)} stays saved; this session keeps its records and runs.")
+        if ref.owner == owner:
+            b3.button("Save session records into it", key=state.STUDIES_SAVE_RECORDS,
+                      on_click=studies.on_save_records, args=(store, owner, ref),
+                      help=f"Adds the records of this session that {esc(ref.name)} lacks.")
+
+    t_rec, t_cmp, t_manage, t_share = st.tabs(["Records & notes", "Compare runs", "Rename, copy, export, delete",
+                                               "Sharing"])
+    with t_rec:
+        try:
+            stored = studies.study_records(store, owner, study.id)
+        except NlidError as exc:
+            stored = ()
+            st.error(esc(exc))
+        if stored:
+            tables.show(studies.records_table(stored), key="study_records_table")
+        else:
+            st.caption("No record in this study yet.")
+        notes_key = state.key_for(state.STUDIES_NOTES, study.id)
+        if mine:
+            st.text_area("Notes", value=study.notes, key=notes_key, height=120, max_chars=100_000)
+            st.button("Save notes", key=state.STUDIES_SAVE_NOTES, on_click=studies.on_notes,
+                      args=(store, owner, study.id))
+        else:
+            st.caption("Notes (read-only: the study is shared with you)")
+            st.text(study.notes or "(none)")
+
+    with t_cmp:
+        comp: studies.Comparison | None = None
+        try:
+            comp = studies.compare(store, owner, study.id)
+        except NlidError as exc:
+            st.error(esc(exc))
+        if comp is None or comp.frame.empty:
+            st.caption("No saved run in this study yet: save one from the Identify page.")
+        else:
+            st.dataframe(studies.compare_display(comp), key="study_compare_table", hide_index=True)
+            if comp.parameters:
+                param = st.selectbox("Parameter", comp.parameters, key=state.STUDIES_COMPARE_PARAM)
+                labels, values, errs = studies.parameter_series(comp, param)
+                st.plotly_chart(fig_parameter_across_runs(labels, values, errs, parameter=param,
+                                                          unit=comp.units.get(param, "")), key="study_compare_fig")
+
+    with t_manage:
+        m1, m2 = st.columns(2, vertical_alignment="bottom")
+        if mine:
+            m1.text_input("New name", value=study.name, max_chars=MAX_NAME_LENGTH,
+                          key=state.key_for(state.STUDIES_RENAME_TO, study.id))
+            m2.button("Rename", key=state.STUDIES_RENAME, on_click=studies.on_rename, args=(store, owner, study.id))
+        m1.text_input("Name of the copy", value=f"{study.name} copy"[:MAX_NAME_LENGTH], max_chars=MAX_NAME_LENGTH,
+                      key=state.key_for(state.STUDIES_DUPLICATE_TO, study.id))
+        m2.button("Copy to my studies" if not mine else "Duplicate", key=state.STUDIES_DUPLICATE,
+                  on_click=studies.on_duplicate, args=(store, owner, study))
+        st.download_button("Export (.nlid.zip)", studies.exporter(store, owner, study.id),
+                           file_name=studies.export_file_name(study), mime="application/zip",
+                           key=state.STUDIES_EXPORT, on_click="ignore", icon=":material/download:")
+        if mine:
+            st.markdown("**Delete**: the study and its runs go; records other studies use stay.")
+            d1, d2 = st.columns(2, vertical_alignment="bottom")
+            d1.text_input(f"Type {esc(study.name)} to confirm", key=state.key_for(state.STUDIES_DELETE_CONFIRM,
+                                                                                 study.id))
+            d2.button("Delete study", key=state.STUDIES_DELETE, on_click=studies.on_delete, args=(store, owner, study),
+                      icon=":material/delete:")
+
+    with t_share:
+        if not mine:
+            st.caption(f"Shared with you by {esc(studies.owner_text(study.owner))}: you can open, compare, export"
+                       " and copy it; only its owner changes it.")
+        else:
+            try:
+                grantees = studies.shares(store, owner, study.id)
+            except NlidError as exc:
+                grantees = ()
+                st.error(esc(exc))
+            st.caption("Shared with: " + (", ".join(esc(studies.owner_text(g)) for g in grantees) or "nobody"))
+            s1, s2 = st.columns([3, 1], vertical_alignment="bottom")
+            s1.text_input("Share with (e-mail address or user name, as they sign in)", key=state.STUDIES_SHARE_WITH)
+            s2.button("Share", key=state.STUDIES_SHARE, on_click=studies.on_share, args=(store, owner, study.id))
+            if grantees:
+                u1, u2 = st.columns([3, 1], vertical_alignment="bottom")
+                u1.selectbox("Stop sharing with", grantees, key=state.STUDIES_UNSHARE_WHO,
+                             format_func=studies.owner_text)
+                u2.button("Stop sharing", key=state.STUDIES_UNSHARE, on_click=studies.on_unshare,
+                          args=(store, owner, study.id))
+
+st.divider()
+st.subheader("Import a study file")
+st.file_uploader("Study file (.nlid.zip, exported from nlid)", type=["zip"], key=state.STUDIES_IMPORT_FILE)
+i1, i2 = st.columns([3, 1], vertical_alignment="bottom")
+i1.text_input("Name (optional; default: the name in the file)", max_chars=MAX_NAME_LENGTH,
+              key=state.STUDIES_IMPORT_NAME)
+i2.button("Import", key=state.STUDIES_IMPORT, on_click=studies.on_import, args=(store, owner))
+state.show_posts(studies.IMPORT_POSTS)

@@ -1,0 +1,298 @@
+"""The Studies page and the Identify page's *Save run to study* as engineers use them (AppTest, no browser):
+create, open into a new session, rename, duplicate, notes, delete only with the typed name, a saved run in
+the comparison, export and import, a hostile file refused, two engineers kept apart, sharing, and a
+database that cannot be opened."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_support import state, studies
+from nlid_core.store import archive
+from nlid_core.store import studies as saved
+from nlid_core.store.db import open_store
+
+REPO = Path(__file__).resolve().parents[2]
+TIMEOUT = 90
+
+
+@pytest.fixture()
+def db_url(tmp_path, monkeypatch) -> str:
+    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
+    monkeypatch.setenv("NLID_DATABASE_URL", url)
+    monkeypatch.delenv("NLID_AUTH_HEADER", raising=False)
+    monkeypatch.delenv("NLID_LOCAL_USER", raising=False)
+    monkeypatch.setenv("NLID_JOBS_INLINE", "1")  # the identification runs in the test process (no forkserver)
+    return url
+
+
+def shown(elements) -> list[str]:  # type: ignore[no-untyped-def]
+    """Texts as the user reads them (markdown escapes removed)."""
+    return [e.value.replace("\\", "") for e in elements]
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def session(user: str | None = None, *, example: bool = True, monkeypatch=None) -> AppTest:  # type: ignore[no-untyped-def]
+    if user is not None:
+        monkeypatch.setenv("NLID_LOCAL_USER", user)
+    at = ok(AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT).run())
+    if example:
+        ok(at.button(key=state.HOME_LOAD_EXAMPLE).click().run())
+    return ok(at.switch_page("app_pages/studies.py").run())
+
+
+def create(at: AppTest, name: str) -> AppTest:
+    at.text_input(key=state.STUDIES_NEW_NAME).set_value(name).run()
+    return ok(at.button(key=state.STUDIES_CREATE).click().run())
+
+
+def table(at: AppTest, column: str):  # type: ignore[no-untyped-def]
+    """The first table with ``column`` (None when there is none)."""
+    return next((d.value for d in at.dataframe if column in d.value.columns), None)
+
+
+def listed(at: AppTest) -> list[str]:
+    """The studies the page lists."""
+    frame = table(at, "study")
+    return [] if frame is None else frame["study"].tolist()
+
+
+def sidebar(at: AppTest) -> str:
+    return " ".join(shown(at.sidebar.markdown)).replace("**", "")
+
+
+def test_create_rename_duplicate_notes_and_open_in_a_new_session(db_url, monkeypatch):
+    at = session(monkeypatch=monkeypatch)
+    assert any("No saved study yet" in i for i in shown(at.info))
+    create(at, "shaker rig")
+    assert any("Created shaker rig with 1 record(s)" in s for s in shown(at.success)), shown(at.error)
+    assert "Open: shaker rig" in sidebar(at)
+    frame = table(at, "study")
+    assert frame.to_dict("records") == [{"study": "shaker rig", "owner": "you", "updated": frame["updated"][0],
+                                         "records": 1, "runs": 0}]
+    assert table(at, "record")["record"].tolist() == ["seed"]
+    sid = at.session_state[state.OPEN_STUDY].id
+    assert at.selectbox(key=state.STUDIES_PICK).value == sid
+
+    at.text_input(key=state.key_for(state.STUDIES_RENAME_TO, sid)).set_value("shaker rig A").run()
+    ok(at.button(key=state.STUDIES_RENAME).click().run())
+    assert "Open: shaker rig A" in sidebar(at) and listed(at) == ["shaker rig A"]
+    at.text_input(key=state.key_for(state.STUDIES_RENAME_TO, sid)).set_value("bad/name").run()
+    ok(at.button(key=state.STUDIES_RENAME).click().run())
+    assert any("not renamed" in e and "`new_name` may hold" in e for e in shown(at.error))
+
+    at.text_area(key=state.key_for(state.STUDIES_NOTES, sid)).set_value("k3 *drifts* with temperature").run()
+    ok(at.button(key=state.STUDIES_SAVE_NOTES).click().run())
+    at.text_input(key=state.key_for(state.STUDIES_DUPLICATE_TO, sid)).set_value("rig B").run()
+    ok(at.button(key=state.STUDIES_DUPLICATE).click().run())
+    assert sorted(listed(at)) == ["rig B", "shaker rig A"]
+    with open_store(db_url) as store:
+        copy = saved.open_study(store, "local", "rig B")
+        assert copy.notes == "k3 *drifts* with temperature"
+        assert [r.name for r in saved.list_records(store, "local", copy.id)] == ["seed"]
+
+    # another session of the same engineer, without data: opening loads the records as an upload would
+    other = session(example=False, monkeypatch=monkeypatch)
+    assert not other.session_state[state.RECORDS]
+    other.selectbox(key=state.STUDIES_PICK).set_value(sid).run()
+    ok(other.button(key=state.STUDIES_OPEN).click().run())
+    recs = other.session_state[state.RECORDS]
+    assert list(recs) == ["seed"] and recs["seed"].n == 6000
+    assert other.session_state[state.CONFIG].fit_records == ("seed",)
+    assert "Open: shaker rig A" in sidebar(other) and "seed: 6,000 samples" in sidebar(other)
+    ok(other.button(key=state.STUDIES_OPEN).click().run())  # again: nothing loaded twice
+    assert list(other.session_state[state.RECORDS]) == ["seed"]
+    assert any("Already here: seed" in s for s in shown(other.success))
+
+
+def test_delete_needs_the_typed_name(db_url, monkeypatch):
+    at = session(monkeypatch=monkeypatch)
+    create(at, "to go")
+    sid = at.session_state[state.OPEN_STUDY].id
+    ok(at.button(key=state.STUDIES_DELETE).click().run())
+    assert any("Nothing was deleted" in e and "type the study's name" in e for e in shown(at.error))
+    at.text_input(key=state.key_for(state.STUDIES_DELETE_CONFIRM, sid)).set_value("to g").run()
+    ok(at.button(key=state.STUDIES_DELETE).click().run())
+    assert any("Nothing was deleted" in e and "must repeat the study name" in e for e in shown(at.error))
+    assert listed(at) == ["to go"]
+    at.text_input(key=state.key_for(state.STUDIES_DELETE_CONFIRM, sid)).set_value("to go").run()
+    ok(at.button(key=state.STUDIES_DELETE).click().run())
+    assert any("Deleted to go" in s for s in shown(at.success))
+    assert listed(at) == [] and state.OPEN_STUDY not in at.session_state
+    assert "No saved study open" in sidebar(at) and list(at.session_state[state.RECORDS]) == ["seed"]
+
+
+def test_a_run_saved_from_identify_shows_in_compare(db_url, monkeypatch):
+    at = session(monkeypatch=monkeypatch)
+    ok(at.switch_page("app_pages/identify.py").run())
+    ok(at.button(key=state.IDENTIFY_RUN).click().run())
+    run = at.session_state[state.RUNS][-1]
+    assert run.result.success
+    # no study open: the control offers to create one
+    at.text_input(key=state.key_for(state.IDENTIFY_NEW_STUDY, run.id)).set_value("beam").run()
+    at.text_input(key=state.key_for(state.IDENTIFY_SAVE_LABEL, run.id)).set_value("first fit").run()
+    ok(at.button(key=state.IDENTIFY_CREATE_STUDY).click().run())
+    assert any("Created beam (now the open study) and saved run #1 into it as first fit" in s
+               for s in shown(at.success)), shown(at.error)
+    assert "Open: beam" in sidebar(at)
+    ok(at.button(key=state.IDENTIFY_RUN).click().run())  # a second run, saved into the open study
+    run2 = at.session_state[state.RUNS][-1]
+    # the new run is the active one (the selector follows it); choosing run 1 and back works
+    assert at.selectbox(key=state.IDENTIFY_ACTIVE_RUN).value == run2.id
+    assert at.session_state[state.ACTIVE_RUN] == run2.id
+    ok(at.selectbox(key=state.IDENTIFY_ACTIVE_RUN).set_value(run.id).run())
+    assert at.session_state[state.ACTIVE_RUN] == run.id and f"Run #{run.id}:" in at.subheader[0].value
+    ok(at.selectbox(key=state.IDENTIFY_ACTIVE_RUN).set_value(run2.id).run())
+    assert at.session_state[state.ACTIVE_RUN] == run2.id
+    ok(at.button(key=state.IDENTIFY_SAVE_RUN).click().run())
+    assert any(f"Saved run #{run2.id} into beam" in s for s in shown(at.success)), shown(at.error)
+
+    ok(at.switch_page("app_pages/studies.py").run())
+    shown_runs = next(d.value for d in at.dataframe if "#1 first fit" in d.value.columns).set_index("parameter")
+    assert shown_runs.columns.tolist() == ["#1 first fit", f"#2 run {run2.id} {run2.result.method} m0,m1,c1,c2,k1,k3"]
+    assert shown_runs.index.tolist() == ["m0", "m1", "c1", "c2", "k1", "k3", "cost", "converged"]
+    k1 = run.result.estimate("k1")
+    assert shown_runs.loc["k1", "#1 first fit"] == f"{k1.value:.6g} ± {k1.stderr:.3g}"
+    assert at.selectbox(key=state.STUDIES_COMPARE_PARAM).options[:2] == ["m0", "m1"]
+    at.selectbox(key=state.STUDIES_COMPARE_PARAM).set_value("k3").run()
+    assert not at.exception and len(at.get("plotly_chart")) == 1
+    create(at, "beam with the active run")  # a new study from the session: its records and the active run
+    assert table(at, "study").set_index("study").loc["beam with the active run", ["records", "runs"]].tolist() == [1, 1]
+    with open_store(db_url) as store:
+        study = saved.open_study(store, "local", "beam")
+        (stored, _) = saved.list_runs(store, "local", study.id)
+        assert stored.config["fit_records"] == ["seed"] and stored.config["terms"] == list(run.config.terms)
+        assert stored.config["options"]["method"] == run.config.options.method
+        assert [r.name for r in saved.list_records(store, "local", study.id)] == ["seed"]  # the run's data too
+
+
+def test_export_then_import_round_trip_and_a_hostile_file(db_url, monkeypatch):
+    at = session(monkeypatch=monkeypatch)
+    create(at, "rig")
+    dl = at.get("download_button")
+    assert [d.key for d in dl] == [state.STUDIES_EXPORT] and dl[0].proto.deferred_file_id  # built on click
+    with open_store(db_url) as store:
+        (study,) = saved.list_studies(store, "local")
+        data = studies.exporter(store, "local", study.id)()  # what the click downloads
+        assert data == archive.export_study(store, "local", study.id)
+        assert studies.export_file_name(study) == "rig.nlid.zip"
+    at.file_uploader(key=state.STUDIES_IMPORT_FILE).set_value(("rig.nlid.zip", data, "application/zip")).run()
+    at.text_input(key=state.STUDIES_IMPORT_NAME).set_value("rig imported").run()
+    ok(at.button(key=state.STUDIES_IMPORT).click().run())
+    assert any("Imported rig imported as your study" in s for s in shown(at.success)), shown(at.error)
+    assert sorted(listed(at)) == ["rig", "rig imported"]
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("../../etc/evil.json", b"{}")
+    for name, bad, says in [("evil.nlid.zip", buf.getvalue(), "evil.json"),
+                            ("junk.nlid.zip", b"PK\x03\x04 not really a zip", "zip")]:
+        at.file_uploader(key=state.STUDIES_IMPORT_FILE).set_value((name, bad, "application/zip")).run()
+        at.text_input(key=state.STUDIES_IMPORT_NAME).set_value("").run()
+        ok(at.button(key=state.STUDIES_IMPORT).click().run())
+        errors = shown(at.error)
+        assert any("The file was not imported; nothing changed" in e and says in e for e in errors), errors
+    assert sorted(listed(at)) == ["rig", "rig imported"]
+
+
+def test_two_engineers_are_kept_apart_until_one_shares(db_url, monkeypatch):
+    alice = session("alice", monkeypatch=monkeypatch)
+    create(alice, "secret rig")
+    sid = alice.session_state[state.OPEN_STUDY].id
+
+    bob = session("bob", monkeypatch=monkeypatch)
+    assert listed(bob) == [] and any("No saved study yet" in i for i in shown(bob.info))
+    # a forged open study (another engineer's id in the session state) is dropped, never shown
+    bob.session_state[state.OPEN_STUDY] = state.StudyRef(id=sid, name="secret rig", owner="alice", viewer="bob")
+    ok(bob.run())
+    assert "secret rig" not in sidebar(bob) and state.OPEN_STUDY not in bob.session_state
+    create(bob, "secret rig")  # the same name is free for bob
+    assert listed(bob) == ["secret rig"]
+    own = bob.session_state[state.OPEN_STUDY].id
+    assert own != sid and len(bob.selectbox(key=state.STUDIES_PICK).options) == 1  # only bob's own to pick
+
+    monkeypatch.setenv("NLID_LOCAL_USER", "alice")
+    ok(alice.run())
+    alice.text_input(key=state.STUDIES_SHARE_WITH).set_value("bob").run()
+    ok(alice.button(key=state.STUDIES_SHARE).click().run())
+    assert any("Shared with bob" in s for s in shown(alice.success)), shown(alice.error)
+
+    monkeypatch.setenv("NLID_LOCAL_USER", "bob")
+    ok(bob.run())
+    frame = table(bob, "study")
+    assert frame[["study", "owner"]].values.tolist() == [["secret rig", "you"], ["secret rig", "alice"]]
+    bob.selectbox(key=state.STUDIES_PICK).set_value(sid).run()
+    keys_now = {w.key for w in bob.text_input}
+    assert state.key_for(state.STUDIES_RENAME_TO, sid) not in keys_now  # read-only for bob
+    assert state.key_for(state.STUDIES_DELETE_CONFIRM, sid) not in keys_now
+    ok(bob.button(key=state.STUDIES_OPEN).click().run())
+    assert "Open: secret rig (shared with you, read-only)" in sidebar(bob)
+    assert list(bob.session_state[state.RECORDS]) == ["seed"]
+    with open_store(db_url) as store:
+        with pytest.raises(saved.DataValidationError, match="no study"):
+            saved.rename_study(store, "bob", sid, "mine now")
+        assert saved.get_study(store, "alice", sid).name == "secret rig"
+    bob.text_input(key=state.key_for(state.STUDIES_DUPLICATE_TO, sid)).set_value("my copy").run()
+    ok(bob.button(key=state.STUDIES_DUPLICATE).click().run())  # "Copy to my studies"
+    assert sorted(table(bob, "study")[["study", "owner"]].values.tolist()) == [
+        ["my copy", "you"], ["secret rig", "alice"], ["secret rig", "you"]]
+
+    monkeypatch.setenv("NLID_LOCAL_USER", "alice")
+    alice.selectbox(key=state.STUDIES_UNSHARE_WHO).set_value("bob").run()
+    ok(alice.button(key=state.STUDIES_UNSHARE).click().run())
+    assert any("No longer shared with bob" in s for s in shown(alice.success))
+    monkeypatch.setenv("NLID_LOCAL_USER", "bob")
+    ok(bob.run())
+    assert "secret rig (shared" not in sidebar(bob) and "No saved study open" in sidebar(bob)
+    assert sorted(listed(bob)) == ["my copy", "secret rig"]
+
+
+def test_database_that_cannot_be_opened_is_named_and_the_rest_works(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the database directory should be")
+    monkeypatch.setenv("NLID_DATABASE_URL", f"sqlite:///{blocker / 'studies.sqlite'}")
+    monkeypatch.setenv("NLID_JOBS_INLINE", "1")
+    monkeypatch.delenv("NLID_AUTH_HEADER", raising=False)
+    at = session(monkeypatch=monkeypatch)
+    errors = shown(at.error)
+    assert any("Saved studies are unavailable: the study database" in e and "cannot be opened" in e
+               for e in errors), errors
+    ok(at.switch_page("app_pages/data.py").run())
+    assert at.selectbox(key=state.DATA_RECORD).value == "seed"
+    ok(at.switch_page("app_pages/identify.py").run())
+    ok(at.button(key=state.IDENTIFY_RUN).click().run())
+    assert at.session_state[state.RUNS][-1].result.success
+    assert any("cannot be opened" in e and "The run stays in this session" in e for e in shown(at.error))
+
+    monkeypatch.setenv("NLID_DATABASE_URL", "mysql://db.lab/nlid")
+    ok(at.switch_page("app_pages/studies.py").run())
+    assert any("must be a SQLite or PostgreSQL URL" in e for e in shown(at.error)), shown(at.error)
+
+
+# ----------------------------------------------------------------------------- the comparison figure
+def test_parameter_figure_draws_values_with_standard_error_bars():
+    import math
+
+    from nlid_core.errors import DataValidationError
+    from nlid_core.figures.saved_runs import fig_parameter_across_runs
+
+    fig = fig_parameter_across_runs(["a", "<b>x</b>", "a", "d"], [1.0, 2.0, math.nan, 4.0], [0.1, math.nan, 0.3, 0.4],
+                                    parameter="k1", unit="N/m")
+    (trace,) = fig.data
+    assert list(trace.x) == ["a", "&lt;b&gt;x&lt;/b&gt;", "a (2)", "d"]  # escaped; repeated labels kept apart
+    assert list(trace.y) == [1.0, 2.0, None, 4.0]
+    assert list(trace.error_y.array) == [0.1, 0.0, 0.0, 0.4]  # no bar where the error or the value is unknown
+    assert fig.layout.yaxis.title.text == "k1 [N/m]" and fig.layout.title.text == "k1 across runs"
+    with pytest.raises(DataValidationError, match="`labels`, `values` and `stderrs`"):
+        fig_parameter_across_runs(["a"], [1.0, 2.0], [0.1], parameter="k1")
+    with pytest.raises(DataValidationError, match="`labels` is empty"):
+        fig_parameter_across_runs([], [], [], parameter="k1")
