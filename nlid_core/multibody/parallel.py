@@ -297,9 +297,26 @@ class DaskRunner(_Closable):
         ModelSpecError
             ``fn`` cannot be pickled.
         SimulationError
-            ``cancel()`` returned true; an exception raised by ``fn`` propagates with its type and message.
+            ``cancel()`` returned true; the scheduler or a worker cannot import ``fn``'s module (the
+            cluster runs another environment). An exception raised by ``fn`` propagates with its type
+            and message.
         """
         _check_picklable(fn)
+        try:
+            return self._map(fn, items, progress, cancel)
+        except (RuntimeError, ImportError) as exc:
+            text = str(exc)
+            if isinstance(exc, ImportError) or "deserializ" in text:
+                # the scheduler (recent Dask versions unpickle the task graph there) or a worker cannot
+                # import the function's module: an environment problem, not a failed item
+                raise SimulationError(
+                    f"the Dask cluster at `{self.address}` could not load nlid's tasks: its scheduler and every "
+                    f"worker must be able to import nlid_core, in the same version as here (start them from the "
+                    f"nlid image, or with nlid installed / on PYTHONPATH) ({type(exc).__name__}: {text})") from None
+            raise
+
+    def _map(self, fn: Callable[[Any], Any], items: Sequence[Any], progress: ProgressFn | None,
+             cancel: CancelFn | None) -> list[Any]:
         total = len(items)
         if total == 0:
             return []
