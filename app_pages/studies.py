@@ -1,13 +1,14 @@
 """Studies: saved studies in the database -- open, create, save records, rename, copy, notes, share, compare
-runs, export, import, delete."""
+runs, a batch's progress and summary, export, import, delete."""
 
 import streamlit as st
 
 from app_support import identity, state, studies, tables
 from app_support.text import esc
 from nlid_core.errors import NlidError
-from nlid_core.figures.saved_runs import fig_parameter_across_runs
+from nlid_core.figures.saved_runs import fig_monte_carlo_estimates, fig_parameter_across_runs
 from nlid_core.store.schema import MAX_NAME_LENGTH
+from nlid_core.store.studies import Run
 
 st.title("Studies")
 state.show_notice()
@@ -62,8 +63,18 @@ else:
                       on_click=studies.on_save_records, args=(store, owner, ref),
                       help=f"Adds the records of this session that {esc(ref.name)} lacks.")
 
-    t_rec, t_cmp, t_manage, t_share = st.tabs(["Records & notes", "Compare runs", "Rename, copy, export, delete",
-                                               "Sharing"])
+    runs: tuple[Run, ...] = ()
+    batch: studies.BatchView | None = None
+    try:
+        runs = studies.study_runs(store, owner, study.id)
+        batch = studies.batch_view(store, owner, study.id, runs)
+    except NlidError as exc:
+        st.error(esc(exc))
+    names = ["Records & notes", "Compare runs"] + (["Batch"] if batch is not None else []) + [
+        "Rename, copy, export, delete", "Sharing"]
+    tabs = dict(zip(names, st.tabs(names)))
+    t_rec, t_cmp, t_manage, t_share = (tabs[n] for n in ("Records & notes", "Compare runs",
+                                                         "Rename, copy, export, delete", "Sharing"))
     with t_rec:
         try:
             stored = studies.study_records(store, owner, study.id)
@@ -84,20 +95,82 @@ else:
             st.text(study.notes or "(none)")
 
     with t_cmp:
+        single = studies.individual_runs(runs)
+        chosen = [r.id for r in single]
+        if batch is not None:
+            st.caption(f"Runs saved one by one; the {batch.status.n_done} item(s) of the batch are on the"
+                       " *Batch* tab.")
+        if len(single) > studies.COMPARE_PICK_ABOVE:
+            label_of = {r.id: f"#{r.id} {r.label}" for r in single}
+            chosen = st.multiselect(f"Runs to compare ({len(single)} saved; the newest {studies.COMPARE_DEFAULT}"
+                                    " by default)", list(label_of), default=studies.default_compared(single),
+                                    format_func=label_of.__getitem__,
+                                    key=state.key_for(state.STUDIES_COMPARE_RUNS, study.id))
         comp: studies.Comparison | None = None
-        try:
-            comp = studies.compare(store, owner, study.id)
-        except NlidError as exc:
-            st.error(esc(exc))
-        if comp is None or comp.frame.empty:
+        if not single:
             st.caption("No saved run in this study yet: save one from the Identify page.")
+        elif not chosen:
+            st.info("Choose the runs to compare above.")
         else:
+            try:
+                comp = studies.compare(store, owner, study.id, chosen, runs)
+            except NlidError as exc:
+                st.error(esc(exc))
+        if comp is not None and not comp.frame.empty:
             st.dataframe(studies.compare_display(comp), key="study_compare_table", hide_index=True)
             if comp.parameters:
                 param = st.selectbox("Parameter", comp.parameters, key=state.STUDIES_COMPARE_PARAM)
                 labels, values, errs = studies.parameter_series(comp, param)
                 st.plotly_chart(fig_parameter_across_runs(labels, values, errs, parameter=param,
                                                           unit=comp.units.get(param, "")), key="study_compare_fig")
+
+    if batch is not None:
+        with tabs["Batch"]:
+            bs = batch.status
+            kind = {"monte_carlo": "Monte Carlo", "grid": "grid"}.get(bs.kind, esc(bs.kind))
+            st.markdown(f"**Batch set {bs.batch_set}** ({kind}): {bs.n_done} of {bs.n_items} items stored,"
+                        f" {bs.n_failed} failed.")
+            st.progress(min(bs.n_done / bs.n_items, 1.0) if bs.n_items else 0.0,
+                        text=f"{bs.n_done}/{bs.n_items}")
+            if bs.n_done < bs.n_items:
+                st.caption("Unfinished: run the same spec again to compute the missing items (the stored ones are"
+                           " skipped). Resume with:")
+                st.code(studies.resume_command(study), language="bash")
+            with st.expander("Spec"):
+                if batch.spec_toml:
+                    st.code(batch.spec_toml, language="toml")
+                else:
+                    st.caption("The set's spec run holds no spec text.")
+            if batch.monte_carlo is not None:
+                mc = batch.monte_carlo
+                st.markdown(f"**Monte Carlo summary** over {mc.n_ok} successful draw(s) of {mc.n_draws}"
+                            f" ({mc.n_failed} failed). Bias = mean − truth; spread = standard deviation of the"
+                            " estimates, which the mean standard error should match; coverage = fraction of the"
+                            " intervals holding the truth ± its binomial standard error, flagged when outside the"
+                            " band exact intervals would give 95 % of the time.")
+                if mc.parameters:
+                    st.dataframe(studies.monte_carlo_table(batch), key="study_batch_summary", hide_index=True)
+                    ordered = studies.monte_carlo_parameters(batch)
+                    names_p = [p.name for p in ordered]
+                    truth = {p.name: p.truth for p in ordered}
+                    if state.peek(state.STUDIES_BATCH_PARAM) not in names_p:
+                        state.reset_widget(state.STUDIES_BATCH_PARAM)
+                    bp = st.selectbox("Parameter", names_p, key=state.STUDIES_BATCH_PARAM)
+                    vals = studies.batch_estimates(batch, bp)
+                    if vals:
+                        st.plotly_chart(fig_monte_carlo_estimates(vals, parameter=bp, truth=truth[bp],
+                                                                  unit=batch.units.get(bp, "")),
+                                        key="study_batch_fig")
+                else:
+                    st.caption("No successful draw yet.")
+            else:
+                st.markdown(f"**Grid**: {len(batch.grid)} stored item(s), a row per record × variant.")
+                if batch.grid:
+                    st.dataframe(studies.grid_table(batch), key="study_batch_grid", hide_index=True)
+            if not batch.items.empty:
+                st.download_button("Download the per-item results (CSV)", studies.batch_csv(batch),
+                                   file_name=f"{study.name} batch {bs.batch_set}.csv", mime="text/csv",
+                                   key=state.STUDIES_BATCH_CSV, on_click="ignore", icon=":material/download:")
 
     with t_manage:
         m1, m2 = st.columns(2, vertical_alignment="bottom")

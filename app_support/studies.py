@@ -36,6 +36,7 @@ from nlid_core.batch.run import (
     BatchStatus,
     GridRow,
     MonteCarloSummary,
+    ParameterCoverage,
     batch_status,
     summarize_grid,
     summarize_monte_carlo,
@@ -72,6 +73,7 @@ __all__ = [
     "default_compared",
     "BatchView",
     "batch_view",
+    "monte_carlo_parameters",
     "monte_carlo_table",
     "grid_table",
     "batch_estimates",
@@ -326,7 +328,7 @@ def add_session_records(store: db.Store, owner: str, study_id: int, names: Seque
 
 
 def _sorted_records(store: db.Store, owner: str, study_id: int,
-                    names: list[str] | None) -> tuple[dict[str, Record], list[str], list[str]]:
+                    names: Sequence[str] | None) -> tuple[dict[str, Record], list[str], list[str]]:
     """The session records (``names``, default all) the study lacks, holds with the same data, holds with other data."""
     recs = state.records()
     wanted = {n: recs[n] for n in (names if names is not None else list(recs)) if n in recs}
@@ -607,7 +609,8 @@ def batch_view(store: db.Store, owner: str, study_id: int,
         if status.kind == "monte_carlo" else (n, f"{n} stderr"))]
     frame = pd.DataFrame(rows, columns=cols)
     if status.kind == "monte_carlo":
-        units = _spec_units(spec_toml)
+        units = _spec_units(spec_toml)  # in the model's order (the stored results list parameters by name)
+        params = {**{n: None for n in units if n in params}, **params}
         return BatchView(status=status, spec_toml=spec_toml, monte_carlo=summarize_monte_carlo(
             [r.result for r in items]), grid=(), items=frame, parameters=tuple(params), units=units)
     units = {}
@@ -628,19 +631,26 @@ def _g(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}" if math.isfinite(x) else ""
 
 
+def monte_carlo_parameters(view: BatchView) -> tuple[ParameterCoverage, ...]:
+    """The Monte Carlo summary's parameters in the model's order."""
+    assert view.monte_carlo is not None
+    rank = {n: i for i, n in enumerate(view.parameters)}
+    return tuple(sorted(view.monte_carlo.parameters, key=lambda p: rank.get(p.name, len(rank))))
+
+
 def monte_carlo_table(view: BatchView) -> pd.DataFrame:
     """The Monte Carlo summary, a row per parameter: truth, mean, bias, spread, mean standard error, the
     coverage of the intervals ± its binomial standard error, the band exact intervals would give 95 % of the
     time, and whether the coverage lies in it."""
     assert view.monte_carlo is not None
     rows = []
-    for p in view.monte_carlo.parameters:
+    for p in monte_carlo_parameters(view):
         rows.append({"parameter": p.name, "unit": view.units.get(p.name, ""), "draws": p.n, "truth": _g(p.truth, 6),
-                     "mean": _g(p.mean, 6), "bias": _g(p.bias),
-                     "bias / spread": _g(p.bias / p.spread, 3) if p.spread > 0 else "",
-                     "spread": _g(p.spread), "mean stderr": _g(p.mean_stderr),
-                     "coverage": f"{_pct(p.coverage)} ± {_pct(p.coverage_se)}" if math.isfinite(p.coverage) else "",
-                     f"{100 * p.nominal:g} % band": f"{_pct(p.band[0])} – {_pct(p.band[1])}",
+                     "mean": _g(p.mean, 6), "bias": _g(p.bias), "spread": _g(p.spread),
+                     "mean stderr": _g(p.mean_stderr),
+                     "coverage": f"{_pct(p.coverage)[:-2]} ± {_pct(p.coverage_se)}" if math.isfinite(p.coverage)
+                     else "",
+                     f"{100 * p.nominal:g} % band": f"{_pct(p.band[0])[:-2]}–{_pct(p.band[1])}",
                      "in band": "yes" if p.within_band else "no"})
     return pd.DataFrame(rows)
 

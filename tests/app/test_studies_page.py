@@ -296,3 +296,195 @@ def test_parameter_figure_draws_values_with_standard_error_bars():
         fig_parameter_across_runs(["a"], [1.0, 2.0], [0.1], parameter="k1")
     with pytest.raises(DataValidationError, match="`labels` is empty"):
         fig_parameter_across_runs([], [], [], parameter="k1")
+
+
+# --------------------------------------------------------------------------- batch studies
+
+MC_SPEC = """\
+kind = "monte_carlo"
+study = "coverage"
+draws = 20
+seed = 5
+
+[model]
+terms = ["m0", "c1", "k1", "k3"]
+values = { m0 = 1.0, c1 = 0.8, k1 = 1500.0, k3 = 2e5 }
+
+[excitation]
+kind = "linear_chirp"
+f0_hz = 1.0
+f1_hz = 12.0
+amplitude_n = 5.0
+duration_s = 1.5
+fs_hz = 200.0
+
+[measurement]
+channels = ["x"]
+noise = { x = 1e-5 }
+
+[fit]
+method = "two-stage"
+"""
+
+
+def plain_result(i: int) -> dict:  # type: ignore[type-arg]
+    """A run result as the Identify page saves it (``result_to_dict``), reduced to what the comparison reads."""
+    return {"success": True, "message": "ok", "metrics": {"cost": 1e-3 * (i + 1)},
+            "parameters": {"k1": {"value": 1500.0 + i, "stderr": 2.0, "unit": "N/m"},
+                           "c1": {"value": 0.8, "stderr": 0.01, "unit": "N·s/m"}}}
+
+
+@pytest.fixture(scope="module")
+def batch_db(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """A database holding ``coverage``: a real 20-draw Monte Carlo batch (serial) and 2 runs saved one by one;
+    and ``half done``: the same batch's spec with 25 items of which 20 are stored."""
+    from nlid_core.batch import parse_spec, run_batch
+
+    path = tmp_path_factory.mktemp("batchdb") / "studies.sqlite"
+    with open_store(f"sqlite:///{path}") as store:
+        res = run_batch(store, "local", parse_spec(MC_SPEC, stem="coverage"), serial=True)
+        assert res.success and res.monte_carlo is not None
+        for i in range(2):
+            saved.add_run(store, "local", res.study_id, label=f"hand fit {i}", config={}, result=plain_result(i))
+        spec_run, *items = saved.list_runs(store, "local", res.study_id)
+        half = saved.create_study(store, "local", "half done")
+        cfg = {"batch": {**spec_run.config["batch"], "n_items": 25}}
+        saved.add_run(store, "local", half.id, label="batch spec", config=cfg, result=spec_run.result,
+                      item_key=spec_run.item_key)
+        for r in items:
+            if r.item_key is not None:
+                saved.add_run(store, "local", half.id, label=r.label, config=r.config, result=r.result,
+                              item_key=r.item_key)
+    return path
+
+
+def test_a_monte_carlo_batch_shows_progress_summary_chart_and_csv(batch_db, tmp_path, monkeypatch):
+    import shutil
+
+    url = f"sqlite:///{shutil.copy(batch_db, tmp_path / 'studies.sqlite')}"
+    monkeypatch.setenv("NLID_DATABASE_URL", url)
+    monkeypatch.delenv("NLID_AUTH_HEADER", raising=False)
+    monkeypatch.delenv("NLID_LOCAL_USER", raising=False)
+    with open_store(url) as store:
+        sid = saved.open_study(store, "local", "coverage").id
+        half = saved.open_study(store, "local", "half done").id
+        expected = studies.batch_view(store, "local", sid)
+    assert expected is not None and expected.monte_carlo is not None
+    at = session(example=False, monkeypatch=monkeypatch)
+    ok(at.selectbox(key=state.STUDIES_PICK).set_value(sid).run())
+    assert [t.label for t in at.tabs] == ["Records & notes", "Compare runs", "Batch", "Rename, copy, export, delete",
+                                          "Sharing"]
+    # the individual runs' comparison: the two hand-saved runs only (no batch item, no spec run)
+    cmp_table = next(d.value for d in at.dataframe if "parameter" in d.value.columns)
+    hand = studies.individual_runs(expected_runs(url, sid))
+    assert cmp_table.columns.tolist()[1:] == [f"#{r.id} hand fit {i}" for i, r in enumerate(hand)]
+    assert len(hand) == 2 and not at.multiselect
+    # progress of the set
+    md = " ".join(shown(at.markdown))
+    assert "Batch set 1 (Monte Carlo): 20 of 20 items stored, 0 failed." in md.replace("**", "")
+    (bar,) = at.get("progress")
+    assert bar.proto.value == 100
+    assert not any("resume" in c.lower() for c in shown(at.caption))  # finished: no resume command
+    assert any("kind = \"monte_carlo\"" in c.value for c in at.code)  # the spec, as toml
+    # the summary: a row per free parameter with coverage ± its standard error and the band
+    summary = next(d.value for d in at.dataframe if "coverage" in d.value.columns).set_index("parameter")
+    assert summary.index.tolist() == ["m0", "c1", "k1", "k3"]
+    k1 = next(p for p in expected.monte_carlo.parameters if p.name == "k1")
+    assert summary.loc["k1", "unit"] == "N/m" and summary.loc["k1", "draws"] == 20
+    assert summary.loc["k1", "truth"] == "1500"
+    assert summary.loc["k1", "coverage"] == f"{100 * k1.coverage:.1f} ± {100 * k1.coverage_se:.1f} %"
+    assert summary.loc["k1", "95 % band"] == "85.4–100.0 %"  # 0.95 ± 1.96 sqrt(0.95 · 0.05 / 20)
+    assert summary.loc["k1", "in band"] == ("yes" if k1.within_band else "no")
+    # the chart of one parameter's estimates with the truth marked
+    assert at.selectbox(key=state.STUDIES_BATCH_PARAM).options == ["m0", "c1", "k1", "k3"]
+    ok(at.selectbox(key=state.STUDIES_BATCH_PARAM).set_value("k3").run())
+    import json
+
+    (fig,) = [f for f in at.get("plotly_chart") if f.key == "study_batch_fig"]
+    spec = json.loads(fig.proto.spec)
+    assert spec["layout"]["title"]["text"] == "k3: estimates of 20 draws"
+    assert spec["layout"]["xaxis"]["title"]["text"] == "k3 [N/m^3]"
+    assert spec["layout"]["shapes"][0]["x0"] == 2e5  # the truth
+    assert len(spec["data"][0]["x"]) == 20
+    # the per-item CSV
+    assert [d.key for d in at.get("download_button")] == [state.STUDIES_BATCH_CSV, state.STUDIES_EXPORT]
+    import pandas as pd
+
+    csv = pd.read_csv(io.BytesIO(studies.batch_csv(expected)))
+    assert len(csv) == 20 and csv["item"].tolist()[:2] == ["s1|mc=0", "s1|mc=1"]
+    assert {"k1", "k1 stderr", "k1 ci low", "k1 ci high", "k1 truth", "k1 covers"} <= set(csv.columns)
+    assert csv["k1 covers"].mean() == pytest.approx(k1.coverage)
+    assert csv["k1"].mean() == pytest.approx(k1.mean)
+
+    # an unfinished set: its progress and the command that resumes it
+    ok(at.selectbox(key=state.STUDIES_PICK).set_value(half).run())
+    assert "20 of 25 items stored" in " ".join(shown(at.markdown))
+    assert at.get("progress")[0].proto.value == 80
+    assert any(c.value == "python -m nlid_core batch SPEC.toml --study 'half done'" for c in at.code)
+    assert any("No saved run in this study yet" in c for c in shown(at.caption))  # no individual run to compare
+
+
+def expected_runs(url: str, sid: int):  # type: ignore[no-untyped-def]
+    with open_store(url) as store:
+        return saved.list_runs(store, "local", sid)
+
+
+def test_thirty_plain_runs_compare_the_newest_eight_and_a_chosen_set(db_url, monkeypatch):
+    with open_store(db_url) as store:
+        study = saved.create_study(store, "local", "many fits")
+        ids = [saved.add_run(store, "local", study.id, label=f"fit {i}", config={}, result=plain_result(i)).id
+               for i in range(30)]
+    at = session(example=False, monkeypatch=monkeypatch)
+    assert [t.label for t in at.tabs] == ["Records & notes", "Compare runs", "Rename, copy, export, delete",
+                                          "Sharing"]  # no batch: no Batch tab
+    pick = at.multiselect(key=state.key_for(state.STUDIES_COMPARE_RUNS, study.id))
+    assert pick.value == ids[-8:]
+    frame = next(d.value for d in at.dataframe if "parameter" in d.value.columns)
+    assert frame.columns.tolist()[1:] == [f"#{i} fit {n}" for n, i in enumerate(ids) if n >= 22]
+    ok(pick.set_value([ids[0], ids[5]]).run())
+    frame = next(d.value for d in at.dataframe if "parameter" in d.value.columns)
+    assert frame.set_index("parameter").loc["k1"].tolist() == ["1500 ± 2", "1505 ± 2"]
+    assert len(at.get("plotly_chart")) == 1
+    ok(at.multiselect(key=state.key_for(state.STUDIES_COMPARE_RUNS, study.id)).set_value([]).run())
+    assert any("Choose the runs to compare" in i for i in shown(at.info))
+    assert not any("parameter" in d.value.columns for d in at.dataframe)
+
+
+def test_monte_carlo_figure_marks_the_truth_and_the_mean():
+    import math
+
+    from nlid_core.errors import DataValidationError
+    from nlid_core.figures.saved_runs import fig_monte_carlo_estimates
+
+    fig = fig_monte_carlo_estimates([1.0, 2.0, math.nan, 3.0], parameter="k<1>", truth=2.5, unit="N/m")
+    hist, truth, mean = fig.data
+    assert list(hist.x) == [1.0, 2.0, 3.0]  # NaN left out
+    assert [s.x0 for s in fig.layout.shapes] == [2.5, 2.0]
+    assert truth.name == "truth 2.5" and mean.name == "mean 2"
+    assert fig.layout.xaxis.title.text == "k&lt;1&gt; [N/m]" and fig.layout.yaxis.title.text == "draws"
+    assert len(fig_monte_carlo_estimates([1.0], parameter="c1", truth=math.nan).layout.shapes) == 1  # no truth
+    with pytest.raises(DataValidationError, match="`values` holds no finite estimate"):
+        fig_monte_carlo_estimates([math.nan], parameter="k1", truth=1.0)
+
+
+def test_a_grid_batch_shows_a_row_per_record_and_variant(db_url, monkeypatch):
+    with open_store(db_url) as store:
+        study = saved.create_study(store, "local", "grid")
+        saved.add_run(store, "local", study.id, label="batch spec", item_key="s1|spec=0123456789abcdef",
+                      config={"batch": {"set": 1, "kind": "grid", "n_items": 4, "spec_toml": 'kind = "grid"'}},
+                      result={"success": True, "message": "batch set 1: 4 items"})
+        for i, (rec, var) in enumerate([("run1", "linear"), ("run1", "cubic"), ("run2", "linear")]):
+            key = f"s1|rec={rec}|var={var}"
+            result = plain_result(i) if var == "linear" else {"success": False, "message": "did not converge"}
+            saved.add_run(store, "local", study.id, label=f"{var} on {rec}", item_key=key, result=result,
+                          config={"batch": {"set": 1, "kind": "grid"}, "record": {"name": rec},
+                                  "variant": {"label": var}, "item_key": key})
+    at = session(example=False, monkeypatch=monkeypatch)
+    assert "Batch set 1 (grid): 3 of 4 items stored, 1 failed." in " ".join(shown(at.markdown)).replace("**", "")
+    assert at.get("progress")[0].proto.value == 75
+    assert any(c.value.startswith("python -m nlid_core batch SPEC.toml --study grid") for c in at.code)
+    grid = next(d.value for d in at.dataframe if "variant" in d.value.columns)
+    assert grid[["record", "variant", "converged", "k1"]].values.tolist() == [
+        ["run1", "cubic", "no", ""], ["run1", "linear", "yes", "1500 ± 2"], ["run2", "linear", "yes", "1502 ± 2"]]
+    assert grid["message"].tolist()[0] == "did not converge"
+    assert any("No saved run in this study yet" in c for c in shown(at.caption))
