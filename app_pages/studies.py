@@ -205,7 +205,9 @@ else:
                 st.error(esc(exc))
             st.caption("Shared with: " + (", ".join(esc(studies.owner_text(g)) for g in grantees) or "nobody"))
             s1, s2 = st.columns([3, 1], vertical_alignment="bottom")
-            s1.text_input("Share with (e-mail address or user name, as they sign in)", key=state.STUDIES_SHARE_WITH)
+            s1.text_input("Share with (e-mail address or user name, as they sign in)", key=state.STUDIES_SHARE_WITH,
+                          help="Or their owner name as their Studies page shows it (`--owner ...`), e.g. for an"
+                               " engineer whose sign-in has no e-mail address.")
             s2.button("Share", key=state.STUDIES_SHARE, on_click=studies.on_share, args=(store, owner, study.id))
             if grantees:
                 u1, u2 = st.columns([3, 1], vertical_alignment="bottom")

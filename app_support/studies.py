@@ -788,13 +788,25 @@ def on_notes(store: db.Store, owner: str, study_id: int) -> None:
     _act(act, "The notes were not saved")
 
 
+_OWNER_NAME = re.compile(r"sub--[A-Za-z0-9_.@-]+|[A-Za-z0-9_.@-]+--[0-9a-f]{16}")
+
+
+def typed_owner(who: str) -> str:
+    """The owner an engineer typed: an owner name as the Studies page shows it (``sub--…`` for a sign-in by
+    subject, ``…--<16 hex>`` for a long identity) as it is; else an e-mail or user name, mapped as sign-in
+    maps it (``owner_from``)."""
+    if _OWNER_NAME.fullmatch(who) and len(who) <= 64:
+        return who
+    return identity.owner_from(who)
+
+
 def on_share(store: db.Store, owner: str, study_id: int) -> None:
     def act() -> str:
         who = state.peek(state.STUDIES_SHARE_WITH, "")
         who = who.strip() if isinstance(who, str) else ""
         if not who:
             raise DataValidationError("type the e-mail address or user name of an engineer")
-        grantee = identity.owner_from(who)
+        grantee = typed_owner(who)
         call(saved.share_study, store, owner, study_id, grantee)
         state.set_widget(state.STUDIES_SHARE_WITH, "")
         return f"Shared with {esc(who)}: they can open, compare, export and copy it, not change it."

@@ -169,3 +169,13 @@ def test_oidc_sign_in_page_then_signed_in_sidebar(monkeypatch, tmp_path):
 
     with open_store(f"sqlite:///{tmp_path / 'studies.sqlite'}") as store:
         assert [s.owner for s in list_studies(store, "ann-2dlee@lab.org")] == ["ann-2dlee@lab.org"]
+
+
+def test_a_typed_owner_name_of_a_subject_sign_in_is_taken_as_it_is():
+    from app_support.studies import typed_owner
+
+    sub = owner_from("248289761001", kind="sub")
+    long = owner_from("x" * 80 + "@lab.org")
+    assert typed_owner(sub) == sub and typed_owner(long) == long
+    assert typed_owner("j-doe@lab.org") == owner_from("j-doe@lab.org") == "j-2ddoe@lab.org"
+    assert typed_owner("ann@lab.org") == "ann@lab.org"
