@@ -30,13 +30,15 @@ Owner names
 :func:`resolve` is the pure decision (configuration, ``st.user``, headers and environment in, a
 :class:`Resolution` out) so that every branch is testable without a browser; :func:`current_user`
 feeds it from Streamlit, and :func:`require_user` draws the sign-in or refusal page and stops the
-script when nobody is signed in. Streamlit's sign-in needs the ``Authlib`` package; a server configured
-for OIDC without it says so instead of offering a button that cannot work.
+script when nobody is signed in. Streamlit's sign-in needs its ``auth`` extra (``Authlib`` and ``httpx``,
+through which Authlib's Starlette client fetches the provider's metadata and exchanges the code for
+tokens); a server configured for OIDC without them says which package is missing instead of offering a
+button that cannot work.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ __all__ = [
     "resolve",
     "shown",
     "auth_configured",
+    "sign_in_missing",
     "current_user",
     "require_user",
 ]
@@ -176,6 +179,22 @@ def auth_configured() -> bool:
         return False
 
 
+def sign_in_missing() -> str:
+    """The package Streamlit's OIDC sign-in needs and cannot import (``""`` when sign-in can work).
+
+    Imports what ``st.login`` imports when the button is pressed (Authlib's Starlette client, which
+    imports ``httpx``), so a server missing either says so on the sign-in page instead of failing after
+    the click.
+    """
+    try:
+        importlib.import_module("authlib.integrations.starlette_client")
+    except ModuleNotFoundError as exc:
+        return (exc.name or "authlib").split(".")[0]
+    except ImportError as exc:  # present but broken (e.g. a version without the Starlette client)
+        return getattr(exc, "name", None) or "authlib"
+    return ""
+
+
 def _resolution() -> Resolution:
     import streamlit as st
 
@@ -208,10 +227,13 @@ def require_user() -> User:
         return res.user
     st.title("nlid: nonlinear system identification")
     if res.problem == "sign-in":
-        if importlib.util.find_spec("authlib") is None:
-            st.error("This server is configured for single sign-on (an `[auth]` section in its secrets), but the"
-                     " Authlib package that Streamlit's sign-in needs is not installed. Ask the server's"
-                     " administrator to install it (`pip install Authlib`) or to remove the `[auth]` section.")
+        missing = sign_in_missing()
+        if missing:
+            package = {"authlib": "Authlib"}.get(missing, missing)
+            st.error(f"This server is configured for single sign-on (an `[auth]` section in its secrets), but"
+                     f" the {package} package that Streamlit's sign-in needs is not installed. Ask the"
+                     f" server's administrator to install nlid's requirements (`pip install -r requirements.txt`,"
+                     f" which pins Authlib and httpx) or to remove the `[auth]` section.")
             st.stop()
         st.markdown("This lab server keeps every engineer's studies apart: sign in to continue.")
         if st.button("Sign in", key=state.AUTH_SIGN_IN, type="primary", icon=":material/login:"):

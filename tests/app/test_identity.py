@@ -4,6 +4,9 @@ names that the store accepts and that never collide, and the sign-in and refusal
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,24 +128,30 @@ def test_header_mode_without_the_header_shows_only_the_refusal(monkeypatch, tmp_
 
 
 def with_authlib(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Let the sign-in page find Authlib (the package Streamlit's st.login needs), installed or not."""
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "authlib" else real(name, *a))
+    """Let the sign-in page find what Streamlit's st.login needs (Authlib, httpx), installed or not."""
+    monkeypatch.setattr(identity, "sign_in_missing", lambda: "")
 
 
-def test_oidc_without_authlib_says_what_is_missing(monkeypatch, tmp_path):
-    import importlib.util
+def test_the_runtime_requirements_can_sign_in():
+    # st.login imports Authlib's Starlette client, which needs httpx: both are runtime pins
+    assert identity.sign_in_missing() == ""
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "authlib" else real(name, *a))
+
+@pytest.mark.parametrize(("missing", "package"), [("authlib", "Authlib"), ("httpx", "httpx")])
+def test_oidc_without_its_packages_says_what_is_missing(monkeypatch, tmp_path, missing, package):
+    # in a fresh interpreter where the package cannot be imported (None in sys.modules)
+    code = (f"import sys; sys.modules[{missing!r}] = None; from app_support.identity import sign_in_missing;"
+            f" print(sign_in_missing())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert out.stdout.strip() == missing, out.stderr[-2000:]
+    monkeypatch.setattr(identity, "sign_in_missing", lambda: missing)
     at = app(monkeypatch, tmp_path)
     at.secrets = AUTH
     at.user = {"is_logged_in": False}
     at.run()
     assert not at.exception and not at.button and not at.sidebar.markdown
-    assert any("Authlib package" in e.value for e in at.error)
+    assert any(f"the {package} package" in e.value for e in at.error)
 
 
 def test_oidc_sign_in_page_then_signed_in_sidebar(monkeypatch, tmp_path):

@@ -30,7 +30,7 @@ READY = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-co
 SHOTS = REPO / "out" / "screenshots"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -43,12 +43,14 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(env_extra: dict[str, str] | None = None) -> Iterator[Server]:
-    """Run ``streamlit run app.py`` on a free loopback port (with extra environment); yield its URL and pid."""
-    port = _free_port()
+def serve(env_extra: dict[str, str] | None = None, *, port: int | None = None,
+          args: list[str] | None = None) -> Iterator[Server]:
+    """Run ``streamlit run app.py`` on a loopback port (a free one unless given), with extra environment and
+    command-line options; yield its URL and pid."""
+    port = port or free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.address",
            "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
+           "--server.fileWatcherType", "none", *(args or [])]
     env = dict(os.environ, **(env_extra or {}))
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
