@@ -3,8 +3,9 @@ runs, a batch's progress and summary, export, import, delete."""
 
 import streamlit as st
 
-from app_support import identity, state, studies, tables
+from app_support import identity, jobs, state, studies, tables
 from app_support.text import esc
+from nlid_core.batch.spec import MAX_SPEC_BYTES
 from nlid_core.errors import NlidError
 from nlid_core.figures.saved_runs import fig_monte_carlo_estimates, fig_parameter_across_runs
 from nlid_core.store.schema import MAX_NAME_LENGTH
@@ -36,6 +37,35 @@ with st.expander("New study from this session", expanded=not rows):
     c2.button("Create study", key=state.STUDIES_CREATE, type="primary", on_click=studies.on_create, args=(store, owner))
     if run is not None:
         st.checkbox(f"Include the active run ({esc(run.label)})", value=True, key=state.STUDIES_NEW_WITH_RUN)
+
+with st.expander("Run a Monte Carlo batch on this server"):
+    st.caption("A Monte Carlo study of a test design: a true model, an excitation, measurement noise and N draws;"
+               " each draw is simulated, identified and its intervals checked against the truth (format:"
+               " `docs/batch.md`). It runs in one worker of this server with progress and *Cancel*; every"
+               " finished draw is saved into the study at once, so running the same spec again resumes it."
+               " Grid batches read record files on the server: run those with `python -m nlid_core batch`.")
+    st.file_uploader("Load a spec file (.toml), or edit the example below", type=["toml"],
+                     key=state.STUDIES_BATCH_UPLOAD, on_change=studies.on_spec_upload)
+    if state.peek(state.STUDIES_BATCH_SPEC) is None:
+        state.set_widget(state.STUDIES_BATCH_SPEC, studies.MC_SPEC_EXAMPLE)
+    st.text_area("Spec (TOML)", key=state.STUDIES_BATCH_SPEC, height=360, max_chars=MAX_SPEC_BYTES)
+    s1, s2 = st.columns([3, 2], vertical_alignment="bottom")
+    s1.text_input("Into study (default: the spec's `study`)", max_chars=MAX_NAME_LENGTH,
+                  key=state.STUDIES_BATCH_STUDY)
+    s2.checkbox("Start a new run set", key=state.STUDIES_BATCH_RESTART,
+                help="Needed when the study already holds a batch of another spec; its runs are kept.")
+    if st.button("Run batch", key=state.STUDIES_BATCH_RUN, type="primary", icon=":material/play_arrow:"):
+        typed = str(state.peek(state.STUDIES_BATCH_STUDY, "") or "").strip()
+        try:
+            done = studies.run_batch_here(owner, str(state.peek(state.STUDIES_BATCH_SPEC, "")), study=typed or None,
+                                          restart=bool(state.peek(state.STUDIES_BATCH_RESTART, False)),
+                                          key=state.STUDIES_BATCH_JOB)
+        except (NlidError, jobs.JobError) as exc:
+            st.error(f"The batch did not run: {esc(exc)}. Draws stored before are kept.")
+        else:
+            (st.success if done.success else st.warning)(studies.batch_done_text(done))
+            state.set_widget(state.STUDIES_PICK, done.study_id)
+            rows = studies.overview(store, owner)
 
 if not rows:
     st.info("No saved study yet: create one above from this session's records, or import a study file below.")
@@ -133,8 +163,18 @@ else:
             st.progress(min(bs.n_done / bs.n_items, 1.0) if bs.n_items else 0.0,
                         text=f"{bs.n_done}/{bs.n_items}")
             if bs.n_done < bs.n_items:
+                here = mine and bs.kind == "monte_carlo" and bool(batch.spec_toml)
                 st.caption("Unfinished: run the same spec again to compute the missing items (the stored ones are"
-                           " skipped). Resume with:")
+                           " skipped)" + (" — here, or from the command line:" if here else ". Resume with:"))
+                if here and st.button("Resume here", key=state.STUDIES_BATCH_RESUME, icon=":material/replay:"):
+                    try:
+                        done = studies.run_batch_here(owner, batch.spec_toml, study=study.name, restart=False,
+                                                      key=state.STUDIES_BATCH_RESUME_JOB)
+                    except (NlidError, jobs.JobError) as exc:
+                        st.error(f"The batch did not resume: {esc(exc)}. Draws stored before are kept.")
+                    else:
+                        studies.post_batch_done(done)
+                        st.rerun()
                 st.code(studies.resume_command(study), language="bash")
             with st.expander("Spec"):
                 if batch.spec_toml:

@@ -721,6 +721,14 @@ STUDIES_IMPORT: Final = "studies_import"
 STUDIES_COMPARE_RUNS: Final = "studies_compare_runs"  # key_for(STUDIES_COMPARE_RUNS, study id)
 STUDIES_BATCH_PARAM: Final = "studies_batch_param"
 STUDIES_BATCH_CSV: Final = "studies_batch_csv"
+STUDIES_BATCH_SPEC: Final = "studies_batch_spec"  # the spec text of "Run a Monte Carlo batch"
+STUDIES_BATCH_UPLOAD: Final = "studies_batch_upload"
+STUDIES_BATCH_STUDY: Final = "studies_batch_study"
+STUDIES_BATCH_RESTART: Final = "studies_batch_restart"
+STUDIES_BATCH_RUN: Final = "studies_batch_run"
+STUDIES_BATCH_JOB: Final = "studies_batch_job"  # the job's Cancel button is f"{...}_cancel"
+STUDIES_BATCH_RESUME: Final = "studies_batch_resume"
+STUDIES_BATCH_RESUME_JOB: Final = "studies_batch_resume_job"
 
 # Validate
 VALIDATE_RECORD: Final = "val_record"

@@ -32,6 +32,7 @@ import streamlit as st
 from app_support import identity, state
 from app_support.text import esc, plain
 from nlid_core.batch.run import (
+    BatchResult,
     SPEC_LABEL,
     BatchStatus,
     GridRow,
@@ -682,6 +683,94 @@ def batch_estimates(view: BatchView, parameter: str) -> list[float]:
 def batch_csv(view: BatchView) -> bytes:
     """The per-item table as CSV (UTF-8)."""
     return view.items.to_csv(index=False).encode("utf-8")
+
+
+#: What the dashboard's batch box starts with: docs/batch.md's Monte Carlo example with 200 draws.
+MC_SPEC_EXAMPLE: Final = """kind = "monte_carlo"
+study = "chirp design, coverage"
+draws = 200                             # 1 to 100000
+seed = 2026                             # base seed: draw i uses SeedSequence(seed, spawn_key=(i,))
+
+[model]                                 # the true system (also the fitted model)
+terms = ["m0", "c1", "k1", "k3"]
+values = { m0 = 1.0, c1 = 0.8, k1 = 1500.0, k3 = 2e5 }
+
+[excitation]                            # linear_chirp, log_chirp, schroeder_multisine, stepped_sine, stepped_amplitude
+kind = "linear_chirp"
+f0_hz = 1.0
+f1_hz = 12.0
+amplitude_n = 5.0
+duration_s = 3.0
+fs_hz = 200.0
+
+[measurement]
+channels = ["x"]
+noise = { x = 1e-5 }                    # standard deviation per channel: x (m), v (m/s), a (m/s^2), f (N)
+
+[fit]
+method = "two-stage"
+"""
+
+
+def on_spec_upload() -> None:
+    """Put an uploaded spec file into the spec box (at most the spec size limit, UTF-8 text)."""
+    from nlid_core.batch.spec import MAX_SPEC_BYTES
+
+    up = state.peek(state.STUDIES_BATCH_UPLOAD)
+    if up is None:
+        return
+    data = up.getvalue()
+    if len(data) > MAX_SPEC_BYTES:
+        _post("error", f"{esc(up.name)} is larger than a spec may be ({MAX_SPEC_BYTES // 1000} kB); the spec box"
+                       " is unchanged.")
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        _post("error", f"{esc(up.name)} is not UTF-8 text (a TOML spec is); the spec box is unchanged.")
+        return
+    state.set_widget(state.STUDIES_BATCH_SPEC, text)
+    _post("info", f"Loaded {esc(up.name)} into the spec box: check it, then *Run batch*.")
+
+
+def run_batch_here(owner: str, spec_text: str, *, study: str | None, restart: bool, key: str) -> BatchResult:
+    """Run (or resume) a Monte Carlo spec as a job of this server, with progress and Cancel; the result.
+
+    The job's worker opens the study database itself and saves every finished draw at once
+    (:func:`nlid_core.batch.run.run_spec_text`), so a cancelled or failed batch keeps what it stored.
+
+    Raises
+    ------
+    NlidError
+        A bad spec (grids and files are refused), a changed spec without ``restart``, the database.
+    app_support.jobs.JobError
+        The worker failed (memory, crash).
+    """
+    from app_support import jobs
+    from nlid_core.batch.run import run_spec_text
+
+    result: BatchResult = jobs.run("Monte Carlo batch", run_spec_text, (db.default_url(), owner, spec_text),
+                                   {"study": study, "restart": restart}, key=key, progress_arg="progress")
+    return result
+
+
+def batch_done_text(result: BatchResult) -> str:
+    """One paragraph on a finished batch run from the dashboard (counts, time, coverage in or out of band)."""
+    parts = [f"Batch set {result.batch_set} of {esc(result.study_name)}: {result.n_computed} draw(s) computed"
+             f" in {result.elapsed_s:.1f} s, {result.n_skipped} already stored, {result.n_failed} failed."]
+    mc = result.monte_carlo
+    if mc is not None and mc.parameters:
+        out = [p.name for p in mc.parameters if not p.within_band]
+        cov = ", ".join(f"{esc(p.name)} {100 * p.coverage:.1f} %" for p in mc.parameters)
+        parts.append(f"Coverage of the intervals: {cov}" + (f" (outside the band: {', '.join(esc(n) for n in out)})."
+                                                             if out else " (all within the band)."))
+    parts.append("Its Batch tab below has the summary, the estimates and the per-draw CSV.")
+    return " ".join(parts)
+
+
+def post_batch_done(result: BatchResult) -> None:
+    """Say on the next run of the page how a batch run from the dashboard ended."""
+    _post("success" if result.success else "warning", batch_done_text(result))
 
 
 def resume_command(study: saved.Study) -> str:

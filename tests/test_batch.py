@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nlid_core.batch import item_seed, load_spec, parse_spec, run_batch
+from nlid_core.batch import item_seed, load_spec, parse_spec, run_batch, run_spec_text
 from nlid_core.batch.run import batch_status
 from nlid_core.cli import main
 from nlid_core.errors import DataValidationError, ModelSpecError, SimulationError
@@ -249,6 +249,42 @@ def test_monte_carlo_with_a_force_file_matches_the_generator(tmp_path: Path) -> 
         va = [p.mean for p in a.monte_carlo.parameters]
         vb = [p.mean for p in b.monte_carlo.parameters]
     assert np.allclose(va, vb, rtol=1e-6)      # the CSV holds 10 significant digits of the force
+
+
+def test_specs_typed_in_the_dashboard_may_name_no_file(grid_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """``files=False`` refuses a grid and an excitation file before looking at the file system."""
+    import glob
+
+    looked: list[str] = []
+    real_isfile, real_resolve, real_glob = Path.is_file, Path.resolve, glob.glob
+    monkeypatch.setattr(Path, "is_file", lambda p: looked.append(str(p)) or real_isfile(p))
+    monkeypatch.setattr(Path, "resolve", lambda p, *a: looked.append(str(p)) or real_resolve(p, *a))
+    monkeypatch.setattr(glob, "glob", lambda *a, **k: looked.append(str(a[0])) or real_glob(*a, **k))
+    with pytest.raises(ModelSpecError, match="a grid reads record files on the server"):
+        parse_spec((grid_dir / "grid.toml").read_text(), base_dir=grid_dir, files=False)
+    head, _, rest = _mc(tmp_path).read_text().partition("[excitation]")
+    by_file = head + f'[excitation]\nfile = "{grid_dir / "data" / "run1.csv"}"\n\n[measurement]' + rest.split(
+        "[measurement]")[1]
+    with pytest.raises(ModelSpecError, match="reads no files on the server"):
+        parse_spec(by_file, files=False)
+    assert looked == []
+    assert parse_spec(by_file).monte_carlo.excitation_file is not None  # the command line may
+    assert looked  # (and the spy sees it look)
+
+
+def test_run_spec_text_stores_what_run_batch_stores(tmp_path: Path) -> None:
+    text = _mc(tmp_path, draws=4).read_text()
+    seen: list[tuple[str, float, str]] = []
+    a = run_spec_text(_url(tmp_path / "a.sqlite"), "ann", text, progress=lambda *p: seen.append(p))
+    with open_store(_url(tmp_path / "b.sqlite")) as store:
+        b = run_batch(store, "ann", parse_spec(text), serial=True)
+        expected = _results(store, "ann", b.study_id)
+    with open_store(_url(tmp_path / "a.sqlite")) as store:
+        assert _results(store, "ann", a.study_id) == expected
+    assert a.success and a.n_computed == 4 and a.study_name == "coverage"
+    assert seen[0][1] == 0.0 and seen[-1][1] == 1.0 and "4 of 4 draws stored" in seen[-1][2]
+    again = run_spec_text(_url(tmp_path / "a.sqlite"), "ann", text)
+    assert again.n_computed == 0 and again.n_skipped == 4
 
 
 # ----------------------------------------------------------------------------- runners give the same results

@@ -26,6 +26,7 @@ from .run import (
     batch_status,
     item_seed,
     run_batch,
+    run_spec_text,
     summarize_monte_carlo,
 )
 from .spec import KINDS, BatchSpec, Variant, load_spec, parse_spec
@@ -44,6 +45,7 @@ __all__ = [
     "load_spec",
     "parse_spec",
     "run_batch",
+    "run_spec_text",
     "batch_status",
     "item_seed",
     "summarize_monte_carlo",

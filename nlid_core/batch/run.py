@@ -77,6 +77,7 @@ __all__ = [
     "batch_status",
     "study_name",
     "run_batch",
+    "run_spec_text",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -1043,3 +1044,64 @@ def run_batch(
                        batch_set=plan.batch_set, kind=spec.kind, n_items=n_items, n_skipped=n_skipped,
                        n_computed=computed, n_failed=n_failed, elapsed_s=elapsed, runner=kind, workers=n_workers,
                        monte_carlo=mc_summary, grid=grid_rows)
+
+
+def run_spec_text(
+    url: str,
+    owner: str,
+    spec_text: str,
+    *,
+    study: str | None = None,
+    restart: bool = False,
+    progress: Callable[[str, float, str], None] | None = None,
+) -> BatchResult:
+    """Run (or resume) a Monte Carlo spec given as text, in this process, into the study database at ``url``.
+
+    What the dashboard runs as a job (its worker process is the one worker; Cancel kills it and the items
+    stored so far stay, so running the same spec again resumes). Specs that name files -- a grid's records,
+    an excitation ``file`` -- are refused before the file system is looked at: whoever types the spec may
+    not read the server's files.
+
+    Parameters
+    ----------
+    url : str
+        Study database URL (as :func:`nlid_core.store.db.open_store`).
+    owner : str
+        The engineer the study belongs to.
+    spec_text : str
+        The spec (TOML, ``kind = "monte_carlo"``; see ``docs/batch.md``).
+    study : str or None
+        Study name; default the spec's ``study``, else ``"batch"``.
+    restart : bool
+        Start a new run set (as :func:`run_batch`).
+    progress : callable or None
+        ``progress(stage, fraction, message)`` after every stored item.
+
+    Returns
+    -------
+    BatchResult
+
+    Raises
+    ------
+    ModelSpecError
+        A spec that is not a valid Monte Carlo spec, or names a file.
+    DataValidationError
+        Bad study or owner name, a changed spec without ``restart``, a database that cannot be opened.
+    SimulationError
+        The true response cannot be simulated.
+    """
+    from .spec import parse_spec
+    from ..store.db import open_store
+
+    spec = parse_spec(spec_text, source="the batch spec", stem="batch", files=False)
+
+    def report(p: BatchProgress) -> None:
+        if progress is None:
+            return
+        left = "" if not math.isfinite(p.eta_s) else f", about {p.eta_s:.0f} s left"
+        before = f" ({p.skipped} stored before)" if p.skipped else ""
+        progress("", p.done / p.total if p.total else 1.0,
+                 f"{p.done} of {p.total} draws stored{before}, {p.failed} failed{left}")
+
+    with open_store(url) as store:
+        return run_batch(store, owner, spec, study=study, restart=restart, serial=True, progress=report)

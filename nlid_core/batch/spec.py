@@ -586,7 +586,7 @@ def _grid(data: Mapping[str, Any], base_dir: Path) -> GridSpec:
     return GridSpec(records=records, variants=variants)
 
 
-def _monte_carlo(data: Mapping[str, Any], base_dir: Path) -> MonteCarloSpec:
+def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True) -> MonteCarloSpec:
     from ..excitation import EXCITATIONS
 
     if "draws" not in data:
@@ -616,6 +616,10 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path) -> MonteCarloSpec:
     settings: dict[str, Any] = {}
     efile: Path | None = None
     if "file" in exc:
+        if not files:
+            raise ModelSpecError("[excitation] `file`: a spec run from the dashboard reads no files on the server;"
+                                 " give a generator (`kind`, e.g. \"linear_chirp\") or run it with"
+                                 " `python -m nlid_core batch`")
         if len(exc) != 1:
             raise ModelSpecError("[excitation]: `file` stands alone (the force file's t and f columns)")
         name = _string(exc["file"], "[excitation]", "file")
@@ -670,7 +674,8 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path) -> MonteCarloSpec:
 # ----------------------------------------------------------------------------- entry points
 
 
-def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = ".", stem: str = "batch") -> BatchSpec:
+def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = ".", stem: str = "batch",
+               files: bool = True) -> BatchSpec:
     """Parse and check a batch specification.
 
     Parameters
@@ -683,6 +688,9 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
         Directory that relative file paths are read from (the spec file's).
     stem : str
         Default study name.
+    files : bool
+        False refuses every reference to a file (a grid's records, an excitation ``file``) before
+        looking at the file system: for specs typed by someone who may not read the server's files.
 
     Returns
     -------
@@ -708,6 +716,10 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
     kind = _string(data["kind"], "", "kind", limit=64)
     if kind not in KINDS:
         raise ModelSpecError(f"`kind` must be {' or '.join(repr(k) for k in KINDS)}; got {kind!r}")
+    if kind == "grid" and not files:
+        raise ModelSpecError(f"{source}: a grid reads record files on the server, so it runs from the command line"
+                             " (`python -m nlid_core batch SPEC.toml`); here give a Monte Carlo spec"
+                             " (kind = \"monte_carlo\")")
     _unknown(data, _TOP[kind], "")
     study = _string(data["study"], "", "study", limit=100) if "study" in data else None
     if study is not None:
@@ -721,7 +733,7 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
                               "stem": stem, "text": text, "sha256": sha}
     if kind == "grid":
         return BatchSpec(**common, grid=_grid(data, base))
-    return BatchSpec(**common, monte_carlo=_monte_carlo(data, base))
+    return BatchSpec(**common, monte_carlo=_monte_carlo(data, base, files))
 
 
 def load_spec(path: str | Path) -> BatchSpec:

@@ -384,7 +384,8 @@ def test_a_monte_carlo_batch_shows_progress_summary_chart_and_csv(batch_db, tmp_
     assert "Batch set 1 (Monte Carlo): 20 of 20 items stored, 0 failed." in md.replace("**", "")
     (bar,) = at.get("progress")
     assert bar.proto.value == 100
-    assert not any("resume" in c.lower() for c in shown(at.caption))  # finished: no resume command
+    assert not any(c.startswith("Unfinished") for c in shown(at.caption))  # finished: no resume command
+    assert not [b for b in at.button if b.key == state.STUDIES_BATCH_RESUME]
     assert any("kind = \"monte_carlo\"" in c.value for c in at.code)  # the spec, as toml
     # the summary: a row per free parameter with coverage ± its standard error and the band
     summary = next(d.value for d in at.dataframe if "coverage" in d.value.columns).set_index("parameter")
