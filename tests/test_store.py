@@ -538,6 +538,30 @@ def test_item_keys_are_unique_per_study_and_listed_for_resuming(store):
                                                 config_json="{}", result_json="{}", success=True, item_key="mc=2"))
 
 
+def test_a_chunk_of_item_runs_is_one_transaction_skipping_keys_already_held(store):
+    st = S.create_study(store, "alice", "chunks")
+    S.add_run(store, "alice", st.id, label="item", config={}, result={"success": True}, item_key="mc=1")
+
+    def item(k: int, **kw):  # type: ignore[no-untyped-def]
+        return {"label": f"draw {k}", "config": {"k": k}, "result": {"success": k != 3, "k": k}, "item_key": f"mc={k}",
+                **kw}
+
+    assert S.add_item_runs(store, "alice", st.id, [item(1), item(2), item(3)]) == ("mc=2", "mc=3")
+    runs_ = S.list_runs(store, "alice", st.id)
+    assert [(r.item_key, r.success, r.result.get("k")) for r in runs_] == [("mc=1", True, None), ("mc=2", True, 2),
+                                                                          ("mc=3", False, 3)]
+    assert S.add_item_runs(store, "alice", st.id, [item(2)]) == ()  # all held: nothing written
+    before = _counts(store)
+    for bad, words in (([item(4), item(4)], "given twice"), ([item(5), {**item(6), "item_key": None}], "required"),
+                       ([item(7), {**item(8), "config": "x"}], "`config`"), ([item(9), item(10, label="")], "label")):
+        with pytest.raises(DataValidationError, match=words):
+            S.add_item_runs(store, "alice", st.id, bad)
+    assert _counts(store) == before  # a bad item writes none of the chunk
+    with pytest.raises(DataValidationError):
+        S.add_item_runs(store, "bob", st.id, [item(11)])  # not bob's study
+    assert _counts(store) == before
+
+
 def test_a_database_at_revision_0001_is_migrated_with_its_data(tmp_path):
     from alembic import command
     from alembic.config import Config

@@ -22,7 +22,7 @@ Items are computed by a :class:`~nlid_core.multibody.parallel.Runner` (local
 processes, a Dask cluster, or serially) in chunks: ``2 × workers`` items
 first, then about :data:`CHUNK_TARGET_S` seconds of work (2 to 16 items per
 worker, from the measured time of the previous chunk). Each finished chunk
-is written (one transaction per run) before the next starts, so an
+is written (one transaction for the chunk) before the next starts, so an
 interruption loses at most the chunk in flight. Every item
 function is deterministic in its inputs (the Monte Carlo noise of draw ``i``
 comes from ``SeedSequence(seed, spawn_key=(i,))``, the true response is
@@ -981,7 +981,7 @@ def run_batch(
         The scheduler cannot be reached; cancelled.
     """
     from ..multibody.parallel import runner as make_runner
-    from ..store.studies import add_run, run_item_keys, validate_name, validate_owner
+    from ..store.studies import add_item_runs, validate_name, validate_owner
 
     validate_owner(owner)
     name = study_name(spec, study)
@@ -1020,16 +1020,13 @@ def run_batch(
 
                 outcomes = r.map(fn, part, progress=inner, cancel=cancel)
                 chunk = _next_chunk(time.perf_counter() - t_chunk, len(part), r.workers)
-                for o in outcomes:
-                    try:
-                        add_run(store, owner, sid, label=o.label, config={**o.config, "item_key": o.key},
-                                result=o.result, success=o.success, item_key=o.key)
-                    except DataValidationError:
-                        if o.key not in run_item_keys(store, owner, sid):
-                            raise
-                        continue  # stored meanwhile by another run of the same batch: keep the first
-                    computed += 1
-                    failed += 0 if o.success else 1
+                saved_now = set(add_item_runs(store, owner, sid, [
+                    {"label": o.label, "config": {**o.config, "item_key": o.key}, "result": o.result,
+                     "success": o.success, "item_key": o.key} for o in outcomes]))
+                for o in outcomes:  # a key stored meanwhile by another run of the same batch keeps the first
+                    if o.key in saved_now:
+                        computed += 1
+                        failed += 0 if o.success else 1
     else:
         sid = _prepare_study(store, owner, spec, plan, n_items)
     elapsed = time.perf_counter() - t0

@@ -74,6 +74,7 @@ __all__ = [
     "load_record",
     "load_records",
     "add_run",
+    "add_item_runs",
     "list_runs",
     "run_item_keys",
     "share_study",
@@ -755,6 +756,60 @@ def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapp
         _touch(conn, st.id)
         new = conn.execute(sa.select(runs).where(runs.c.id == rid)).one()
     return _run_from_row(new)
+
+
+def add_item_runs(store: Store, owner: str, study_id: int, items: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Save the runs of several batch items in one transaction; a key the study already holds is skipped.
+
+    One transaction (one disk sync) for a whole chunk of a batch instead of one per item; a crash leaves
+    all of the chunk's runs or none.
+
+    Parameters
+    ----------
+    items : sequence of mapping
+        Each with the keywords of :func:`add_run`: ``label``, ``config``, ``result``, ``item_key``
+        (required here) and optionally ``success``.
+
+    Returns
+    -------
+    tuple of str
+        The item keys saved now (those already in the study, e.g. stored meanwhile by another run of the
+        same batch, are left as they are and not listed).
+
+    Raises
+    ------
+    DataValidationError
+        Not the owner's study; a bad label or key, a missing ``item_key``, a key given twice (nothing is
+        written then).
+    """
+    validate_owner(owner)
+    rows: list[_RunRow] = []
+    for i, item in enumerate(items):
+        key = item.get("item_key")
+        if key is None:
+            raise DataValidationError(f"item {i}: `item_key` is required")
+        rows.append(_prepare_run(item["label"], item["config"], item["result"], item.get("success"), item_key=key))
+    keys = [r.item_key for r in rows]
+    if len(set(keys)) != len(keys):
+        raise DataValidationError("an `item_key` is given twice")
+    if not rows:
+        return ()
+    for attempt in (0, 1):
+        try:
+            with store.write() as conn:
+                st = _study_row(conn, owner, study_id)
+                held = set(conn.execute(sa.select(runs.c.item_key).where(
+                    runs.c.study_id == st.id, runs.c.item_key.in_(keys))).scalars().all())
+                new = [r for r in rows if r.item_key not in held]
+                for r in new:
+                    _insert_run(conn, owner, st.id, r)
+                if new:
+                    _touch(conn, st.id)
+            return tuple(str(r.item_key) for r in new)
+        except sa.exc.IntegrityError:  # another writer stored one of the keys between the check and the insert
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
 
 
 def run_item_keys(store: Store, owner: str, study_id: int) -> frozenset[str]:
