@@ -21,16 +21,6 @@ TIMEOUT = 120
 STUDY = "chirp design, coverage"
 
 
-@pytest.fixture()
-def db_url(tmp_path, monkeypatch) -> str:
-    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
-    monkeypatch.setenv("NLID_DATABASE_URL", url)
-    monkeypatch.delenv("NLID_AUTH_HEADER", raising=False)
-    monkeypatch.delenv("NLID_LOCAL_USER", raising=False)
-    monkeypatch.setenv("NLID_JOBS_INLINE", "1")  # the job runs in the test process (no forkserver)
-    return url
-
-
 def ok(at: AppTest) -> AppTest:
     assert not at.exception, [e.value for e in at.exception]
     return at

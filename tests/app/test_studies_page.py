@@ -21,16 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 90
 
 
-@pytest.fixture()
-def db_url(tmp_path, monkeypatch) -> str:
-    url = f"sqlite:///{tmp_path / 'studies.sqlite'}"
-    monkeypatch.setenv("NLID_DATABASE_URL", url)
-    monkeypatch.delenv("NLID_AUTH_HEADER", raising=False)
-    monkeypatch.delenv("NLID_LOCAL_USER", raising=False)
-    monkeypatch.setenv("NLID_JOBS_INLINE", "1")  # the identification runs in the test process (no forkserver)
-    return url
-
-
 def shown(elements) -> list[str]:  # type: ignore[no-untyped-def]
     """Texts as the user reads them (markdown escapes removed)."""
     return [e.value.replace("\\", "") for e in elements]
