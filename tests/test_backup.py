@@ -84,8 +84,9 @@ WRITER = textwrap.dedent("""
         i = 0
         while True:
             x = np.random.default_rng(i).standard_normal(300)
-            st = S.create_study(s, "ann", f"live {i}", records={"r": from_arrays(np.arange(300) * 1e-3, x, x)})
-            S.add_run(s, "ann", st.id, label="fit", config={"i": i}, result={"success": True})
+            # a study with its record and its run: one transaction, as the dashboard saves a session
+            S.create_study(s, "ann", f"live {i}", records={"r": from_arrays(np.arange(300) * 1e-3, x, x)},
+                           runs=[{"label": "fit", "config": {"i": i}, "result": {"success": True}}])
             print(i, flush=True)
             i += 1
 """)
@@ -125,7 +126,7 @@ def test_the_readme_sqlite_backup_while_nlid_writes_gives_a_whole_copy(tmp_path)
             assert got[key] == value, key
         live_studies = [st for st in S.list_studies(s, "ann") if st.name.startswith("live ")]
         assert len(live_studies) >= 3
-        for st in live_studies:  # every study the writer committed is whole: its record and its run
+        for st in live_studies:  # every transaction the writer committed is whole in the copy: record and run
             assert len(S.load_records(s, "ann", st.id)) == 1 and len(S.list_runs(s, "ann", st.id)) == 1
 
 
