@@ -538,17 +538,16 @@ class BatchView:
 def _spec_units(spec_toml: str) -> dict[str, str]:
     """Units of a Monte Carlo spec's model parameters (force in N, displacement in m); empty when the spec
     cannot be read."""
-    import tomllib
-
     from nlid_core._cli_model import build_model
+    from nlid_core.tomlfile import read_toml
 
     try:
-        model = tomllib.loads(spec_toml).get("model", {})
+        model = read_toml(spec_toml, "the batch spec").get("model", {})
         terms = model.get("terms") or list(model.get("values", {}))
         custom = model.get("custom", [])
         built = build_model(",".join(str(t) for t in terms), [str(c) for c in custom])
         return {p.name: str(p.unit) for p in built.default_parameters()}
-    except (NlidError, tomllib.TOMLDecodeError, AttributeError, TypeError, ValueError):
+    except (NlidError, AttributeError, TypeError, ValueError):
         return {}
 
 

@@ -28,3 +28,18 @@ def check_positive(name: str, value: Any, unit: str, error: type[NlidError] = Mo
     if not (math.isfinite(val) and val > 0):
         raise error(f"`{name}` must be a positive finite number ({unit}), got {value!r}")
     return val
+
+
+def too_deep(data: Any, max_depth: int) -> str | None:
+    """The path (``a.b[2].c``) of the first value of nested dicts and lists deeper than ``max_depth``,
+    else None. Iterative: a hostile document deeper than the interpreter's stack is walked safely."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > max_depth:
+            return path or "(top)"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None

@@ -48,6 +48,8 @@ def add_batch_parser(sub: argparse._SubParsersAction[Any]) -> None:
     b.add_argument("--restart", action="store_true",
                    help="start a new run set in the study (needed when the spec or its records changed since the"
                         " study's batch started); earlier runs are kept")
+    b.add_argument("--allow-outside", action="store_true",
+                   help="let the spec's file patterns read files outside the spec's folder (refused by default)")
     b.add_argument("--json", metavar="OUT", help="write the summary as JSON")
     b.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
@@ -180,7 +182,7 @@ def run_batch(args: argparse.Namespace, emit: Callable[[str], None] | None = Non
         from .store.studies import validate_name
 
         validate_name(args.study, "--study")
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, outside=bool(getattr(args, "allow_outside", False)))
     try:
         store = open_store(args.database)
     except sa.exc.SQLAlchemyError as exc:

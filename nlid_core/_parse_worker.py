@@ -18,8 +18,6 @@ the parent turns the exit status into a message.
 from __future__ import annotations
 
 import json
-import os
-import resource
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,24 +28,14 @@ _MAX_REQUEST_BYTES = 1_000_000
 
 
 def _limit_self(limits: dict[str, Any]) -> None:
-    """Apply the resource limits of ``limits`` to this process (before touching any file)."""
-    memory = int(float(limits["parse_memory_mb"]) * _MB)
-    cpu = max(1, int(float(limits["parse_cpu_s"])))
-    output = int(float(limits["max_cells"]) * 8 * 1.2) + 64 * _MB
-    for which, soft, hard in (
-        (resource.RLIMIT_AS, memory, memory),
-        (resource.RLIMIT_CPU, cpu, cpu + 5),
-        (resource.RLIMIT_FSIZE, output, output),
-        (resource.RLIMIT_CORE, 0, 0),
-    ):
-        try:
-            resource.setrlimit(which, (soft, hard))
-        except (ValueError, OSError):  # pragma: no cover - a platform without this limit
-            pass
-    try:
-        os.nice(19)  # lowest priority: a parse yields the CPU to every other user's work
-    except OSError:  # pragma: no cover
-        pass
+    """Apply the resource limits of ``limits`` to this process (before touching any file), and end
+    it with the process that asked for the parse; lowest priority: a parse yields the CPU to every
+    other user's work."""
+    from .isolation import die_with_parent, limit_self
+
+    limit_self(cpu_s=float(limits["parse_cpu_s"]), memory_bytes=int(float(limits["parse_memory_mb"]) * _MB),
+               file_bytes=int(float(limits["max_cells"]) * 8 * 1.2) + 64 * _MB, nice=19)
+    die_with_parent()
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:

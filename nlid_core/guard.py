@@ -35,11 +35,8 @@ import dataclasses
 import json
 import os
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -48,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DataValidationError
+from .isolation import WorkerExit, run_module
 from .limits import LIMIT_VARIABLES, Limits
 from .channels import MAX_DOF, parse_channel
 from .record import Record, from_channels
@@ -56,10 +54,8 @@ __all__ = ["load_record_guarded", "load_records_guarded", "parse_slots"]
 
 StrPath = str | PathLike[str]
 
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 #: Largest JSON answer accepted from a worker (record headers only; the arrays are in .npz files).
 _MAX_ANSWER_BYTES = 4_000_000
-_POLL_S = 0.02
 #: Most channels a record may have (time, and four quantities per DOF).
 _MAX_CHANNELS = 1 + 4 * MAX_DOF
 _KINDS = {".csv": "CSV", ".txt": "text", ".tsv": "TSV", ".parquet": "Parquet", ".pq": "Parquet",
@@ -207,73 +203,15 @@ def _guarded(paths: list[StrPath], kwargs: dict[str, Any], *, single: bool, limi
     try:
         with tempfile.TemporaryDirectory(prefix="nlid-parse-") as tmp:
             out = Path(tmp)
-            status, maxrss_mb, cpu_s = _run_worker(request, out, lim)
-            records = _collect(out, paths, status, maxrss_mb, cpu_s, lim)
+            try:
+                ended = run_module("nlid_core._parse_worker", request, out, wall_s=lim.parse_timeout_s)
+            except OSError as exc:
+                raise DataValidationError(
+                    f"could not start the file-reading worker: {exc.strerror or exc}") from None
+            records = _collect(out, paths, ended, lim)
     finally:
         slots.release()
     return records
-
-
-def _run_worker(request: dict[str, Any], out: Path, lim: Limits) -> tuple[int, float, float]:
-    """Run the worker on ``request``; return (wait status, peak resident MB, CPU seconds used)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
-        env[var] = "1"
-    env["ARROW_DEFAULT_MEMORY_POOL"] = "system"  # no large virtual reservations under the address-space cap
-    env["MALLOC_ARENA_MAX"] = "2"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "nlid_core._parse_worker", str(out)],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            cwd=str(out), env=env, start_new_session=True, close_fds=True,
-        )
-    except OSError as exc:
-        raise DataValidationError(f"could not start the file-reading worker: {exc.strerror or exc}") from None
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(json.dumps(request).encode())
-        proc.stdin.close()
-    except OSError:
-        pass  # the worker died at once; its status says why
-    deadline = start + lim.parse_timeout_s
-    status = None
-    rusage = None
-    try:
-        while True:
-            pid, wstatus, rusage = os.wait4(proc.pid, os.WNOHANG)
-            if pid == proc.pid:
-                status = wstatus
-                break
-            if time.monotonic() > deadline:
-                _kill_group(proc.pid)
-                _, status, rusage = os.wait4(proc.pid, 0)
-                status = -1  # timed out
-                break
-            time.sleep(_POLL_S)
-    finally:
-        if status is None:  # interrupted (e.g. the session stopped the script): leave no worker behind
-            _kill_group(proc.pid)
-            try:
-                os.wait4(proc.pid, 0)
-            except ChildProcessError:
-                pass
-        proc.returncode = 0  # reaped here; keep Popen from waiting again
-    maxrss_mb = (rusage.ru_maxrss / 1024.0) if rusage is not None else 0.0  # Linux reports kB
-    cpu_s = (rusage.ru_utime + rusage.ru_stime) if rusage is not None else 0.0
-    return status, maxrss_mb, cpu_s
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _kind(paths: list[StrPath]) -> str:
@@ -281,12 +219,11 @@ def _kind(paths: list[StrPath]) -> str:
     return kinds.pop() if len(kinds) == 1 else "file"
 
 
-def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, cpu_s: float,
-             lim: Limits) -> tuple[Record, ...]:
+def _collect(out: Path, paths: list[StrPath], ended: WorkerExit, lim: Limits) -> tuple[Record, ...]:
     """Turn the worker's answer (or its death) into records or one specific DataValidationError."""
     what = Path(paths[0]).name if len(paths) == 1 else ", ".join(Path(p).name for p in paths)
     kind = _kind(paths)
-    if status == -1:
+    if ended.timed_out:
         raise DataValidationError(
             f"reading {what} took longer than {lim.parse_timeout_s:g} s and was stopped (the file is too large or"
             f" built to be slow to unpack; an administrator can raise the limit with"
@@ -302,17 +239,17 @@ def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, cpu
         if kind_of_error == "memory":
             raise _memory_error(what, lim)
         raise DataValidationError(f"{what} could not be read: the {kind} reader failed ({message})")
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    sig = ended.signal
+    if sig is not None:
         name = _signal_name(sig)
         # SIGXCPU at the soft CPU limit, SIGKILL at the hard one; any other SIGKILL (the kernel's or a
         # container's out-of-memory killer) is told by the worker's peak memory below
-        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= lim.parse_cpu_s):
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and ended.cpu_s >= lim.parse_cpu_s):
             raise DataValidationError(
                 f"reading {what} used more than {lim.parse_cpu_s:g} s of CPU time and was stopped (an administrator"
                 f" can raise the limit with {LIMIT_VARIABLES['parse_cpu_s']})"
             )
-        if maxrss_mb > 0.5 * lim.parse_memory_mb:
+        if ended.maxrss_mb > 0.5 * lim.parse_memory_mb:
             raise _memory_error(what, lim)
         if sig == signal.SIGKILL:
             raise DataValidationError(
@@ -323,7 +260,7 @@ def _collect(out: Path, paths: list[StrPath], status: int, maxrss_mb: float, cpu
             f"{what} is corrupt: the {kind} reader crashed on it ({name}); nothing was loaded and the server"
             " is unaffected; re-export the file from the measurement software"
         )
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    code = ended.code if ended.code is not None else -1
     answer = out / "result.json"
     if code != 0 or not answer.is_file():
         raise DataValidationError(f"{what} could not be read: the {kind} reader stopped (exit status {code})")

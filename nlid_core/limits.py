@@ -46,7 +46,7 @@ from dataclasses import dataclass, fields
 
 from .errors import DataValidationError
 
-__all__ = ["Limits", "LIMIT_VARIABLES", "limit_message"]
+__all__ = ["BUDGETS", "CAN_BE_OFF", "Limits", "LIMIT_VARIABLES", "budget", "limit_message"]
 
 #: Environment variable per limit field.
 LIMIT_VARIABLES: Mapping[str, str] = {
@@ -144,3 +144,44 @@ def limit_message(what: str, value: str, field: str, limit: float | int) -> str:
     """``"<what> is <value>, above the limit of <limit> (raise it with NLID_...)"``."""
     shown = f"{limit:,}" if isinstance(limit, int) else f"{limit:g}"
     return f"{what} is {value}, above the limit of {shown} (an administrator can raise it with {LIMIT_VARIABLES[field]})"
+
+
+# ----------------------------------------------------------------------------- work budgets
+
+#: Work budgets of a shared server: environment variable -> (default, what it bounds). Each is a
+#: positive number; those marked in :data:`CAN_BE_OFF` may also be ``off`` (no bound).
+BUDGETS: Mapping[str, tuple[float, str]] = {
+    "NLID_TERM_CPU_S": (10.0, "CPU seconds to derive and compile one typed term"),
+    "NLID_BATCH_MAX_SAMPLES": (2e9, "items x samples of one batch (the samples each item fits)"),
+    "NLID_BATCH_ITEM_CPU_S": (900.0, "CPU seconds of one batch item (identification of one record or draw)"),
+    "NLID_GLOB_MAX_ENTRIES": (100_000.0, "directory entries a batch spec's file patterns may visit"),
+    "NLID_ARCHIVE_MAX_RUNS": (100_000.0, "runs in one imported study archive"),
+    "NLID_ARCHIVE_MAX_RECORDS": (1_000.0, "records in one imported study archive"),
+}
+CAN_BE_OFF = frozenset({"NLID_TERM_CPU_S", "NLID_BATCH_ITEM_CPU_S"})
+
+
+def budget(variable: str, environ: Mapping[str, str] | None = None) -> float | None:
+    """The work budget ``variable`` (see :data:`BUDGETS`): its environment value, else its default;
+    None when it is ``off`` (allowed for :data:`CAN_BE_OFF` only).
+
+    Raises
+    ------
+    DataValidationError
+        A value that is not a positive number (nor ``off`` where allowed); the message names the variable.
+    """
+    default, _ = BUDGETS[variable]
+    env = os.environ if environ is None else environ
+    raw = env.get(variable, "").strip()
+    if not raw:
+        return default
+    if raw.lower() == "off" and variable in CAN_BE_OFF:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        also = " or `off`" if variable in CAN_BE_OFF else ""
+        raise DataValidationError(f"the server setting {variable} must be a positive number{also}; got {raw[:40]!r}")
+    return value

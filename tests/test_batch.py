@@ -268,7 +268,9 @@ def test_specs_typed_in_the_dashboard_may_name_no_file(grid_dir: Path, tmp_path:
     with pytest.raises(ModelSpecError, match="reads no files on the server"):
         parse_spec(by_file, files=False)
     assert looked == []
-    assert parse_spec(by_file).monte_carlo.excitation_file is not None  # the command line may
+    with pytest.raises(DataValidationError, match="outside the spec's folder.*--allow-outside"):
+        parse_spec(by_file, base_dir=tmp_path)
+    assert parse_spec(by_file, outside=True).monte_carlo.excitation_file is not None  # the command line may
     assert looked  # (and the spy sees it look)
 
 

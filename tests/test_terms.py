@@ -217,28 +217,31 @@ def test_typed_term_names_and_specs_are_checked() -> None:
 
 
 def test_program_cache_round_trip_and_refuses_damaged_files(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from nlid_core.terms import cache
+    from nlid_core.terms import cache, custom
 
     monkeypatch.setenv("NLID_PROGRAM_CACHE", str(tmp_path))
+    custom._MEMO.clear()
     first = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)")
-    fresh = first.program  # derived with sympy and stored
-    files = list(tmp_path.glob("*.npz"))
-    assert len(files) == 1
-    again = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)")
-    loaded = cache.load(files[0].stem)
-    assert loaded is not None and loaded["linear"] == again.linear_params and loaded["inertial"] is False
-    for field in ("registers", "op", "a", "b", "dst", "outputs"):
-        np.testing.assert_array_equal(getattr(loaded["program"], field), getattr(fresh, field))
-    # an index out of range would read outside the register file in the compiled evaluator: refused
-    with np.load(files[0], allow_pickle=False) as z:
-        arrays = {k: z[k].copy() for k in z.files}
-    arrays["program_dst"][0] = 10**6
-    np.savez(files[0], **arrays)
-    assert cache.load(files[0].stem) is None
-    files[0].write_bytes(b"not a zip file")
-    assert cache.load(files[0].stem) is None
+    fresh = first.program  # derived with sympy by the vetting worker and stored
+    files = sorted(tmp_path.glob("*.npz"))
+    assert len(files) == 2  # under the typed text's key (vetting) and under the term's own key
+    for path in files:
+        loaded = cache.load(path.stem)
+        assert loaded is not None and loaded["linear"] == first.linear_params and loaded["inertial"] is False
+        for field in ("registers", "op", "a", "b", "dst", "outputs"):
+            np.testing.assert_array_equal(getattr(loaded["program"], field), getattr(fresh, field))
+        # an index out of range would read outside the register file in the compiled evaluator: refused
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k].copy() for k in z.files}
+        arrays["program_dst"][0] = 10**6
+        np.savez(path, **arrays)
+        assert cache.load(path.stem) is None
+        path.write_bytes(b"not a zip file")
+        assert cache.load(path.stem) is None
+    custom._MEMO.clear()
     rebuilt = custom_term("cached", "kc*x*abs(x) + cv*tanh(v/ve)").program  # recompiled and rewritten
     np.testing.assert_array_equal(rebuilt.op, fresh.op)
+    assert all(cache.load(p.stem) is not None for p in files)
     monkeypatch.setenv("NLID_PROGRAM_CACHE", "off")
     assert cache.cache_dir() is None
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from multiprocessing import forkserver
 from typing import Any
 
-from .settings import CPU_ENV, MEMORY_ENV, PRELOAD, JobCancelled, JobError, Limits, Progress, _inline
+from .settings import CPU_ENV, MEMORY_ENV, PRELOAD, WALL_ENV, JobCancelled, JobError, Limits, Progress, _inline
 from .transport import _dumps, _loads, _reference
 from .worker import _worker_main
 
@@ -164,6 +164,10 @@ class Job:
         if self._outcome is None and (eof or not self._proc.is_alive()):
             self._proc.join(2.0)
             self._outcome = ("exit", self._proc.exitcode)
+        if self._outcome is None and time.monotonic() - (self.submitted or time.monotonic()) > self.limits.wall_s:
+            self._outcome = ("wall",)
+            self._proc.kill()
+            self._proc.join(2.0)
         if self._outcome is not None:
             self._finish()
         return updates
@@ -204,13 +208,17 @@ class Job:
             raise JobError(f"the computation ran out of its memory limit of {self.limits.memory_mb} MB ({MEMORY_ENV})")
         if kind == "cancelled":
             raise JobCancelled("the computation was cancelled")
+        if kind == "wall":
+            raise JobError(f"the computation ran longer than its time limit of {self.limits.wall_s} s and was stopped"
+                           f" (an administrator can raise it with {WALL_ENV})")
         if kind == "error":
             raise JobError(f"the computation failed unexpectedly ({self._outcome[1]}); the details are in the"
                            " server log")
         code = self._outcome[1]
         if code is not None and code < 0:
             if -code == signal.SIGXCPU:
-                raise JobError(f"the computation used up its CPU-time limit of {self.limits.cpu_s} s ({CPU_ENV})")
+                raise JobError(f"the computation used up its CPU-time limit of {self.limits.cpu_s} s and was stopped"
+                               f" (an administrator can raise it with {CPU_ENV})")
             if -code == signal.SIGKILL:
                 raise JobError("the computation's worker process was killed (signal SIGKILL), perhaps because the"
                                " server ran short of memory")

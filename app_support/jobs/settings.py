@@ -1,7 +1,7 @@
 """What every part of the job machinery shares: the server settings, limits, progress messages, errors.
 
-Settings (environment variables of the server): ``NLID_JOB_MEMORY_MB`` and ``NLID_JOB_CPU_S``
-(a worker's limits, :class:`Limits`), ``NLID_MAX_JOBS`` (:func:`max_jobs`) and
+Settings (environment variables of the server): ``NLID_JOB_MEMORY_MB``, ``NLID_JOB_CPU_S`` and
+``NLID_JOB_WALL_S`` (a worker's limits, :class:`Limits`), ``NLID_MAX_JOBS`` (:func:`max_jobs`) and
 ``NLID_JOBS_INLINE`` (run jobs in the server process).
 """
 
@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 MEMORY_ENV = "NLID_JOB_MEMORY_MB"
 CPU_ENV = "NLID_JOB_CPU_S"
+WALL_ENV = "NLID_JOB_WALL_S"
 MAX_JOBS_ENV = "NLID_MAX_JOBS"
 INLINE_ENV = "NLID_JOBS_INLINE"
 DEFAULT_MEMORY_MB = 4096
-DEFAULT_CPU_S = 4 * 3600
+DEFAULT_CPU_S = 3600
+DEFAULT_WALL_S = 2 * 3600
 NICE = 5
 POLL_S = 0.1  # how often the server looks for messages and for a cancel request
 PROGRESS_EVERY_S = 0.1  # the worker sends at most this often (plus every change of stage)
@@ -47,14 +49,16 @@ class Limits:
 
     memory_mb: int = DEFAULT_MEMORY_MB
     cpu_s: int = DEFAULT_CPU_S
+    wall_s: int = DEFAULT_WALL_S
     nice: int = NICE
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
-        """Limits from ``NLID_JOB_MEMORY_MB`` and ``NLID_JOB_CPU_S`` (defaults where unset)."""
+        """Limits from ``NLID_JOB_MEMORY_MB``, ``NLID_JOB_CPU_S`` and ``NLID_JOB_WALL_S`` (defaults where unset)."""
         env = os.environ if environ is None else environ
         return cls(memory_mb=_positive_int(env, MEMORY_ENV, DEFAULT_MEMORY_MB),
-                   cpu_s=_positive_int(env, CPU_ENV, DEFAULT_CPU_S))
+                   cpu_s=_positive_int(env, CPU_ENV, DEFAULT_CPU_S),
+                   wall_s=_positive_int(env, WALL_ENV, DEFAULT_WALL_S))
 
 
 def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import multiprocessing.connection
 import os
-import threading
 import time
 from typing import Any
 
 from nlid_core.errors import NlidError
+from nlid_core.isolation import die_with_parent, limit_self
 
 from .settings import PROGRESS_EVERY_S, Limits
 from .transport import _dumps, _loads, _resolve
@@ -22,36 +21,10 @@ _LOG = logging.getLogger(__name__)
 
 
 def _apply_limits(limits: Limits) -> None:
-    import resource
-
     for name in _THREAD_ENV:
         os.environ[name] = "1"
-    try:
-        os.nice(limits.nice)
-    except OSError:
-        pass
-    wanted = (
-        (resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024, 0),
-        (resource.RLIMIT_CPU, limits.cpu_s, 30),  # SIGXCPU at the soft limit, SIGKILL 30 s later
-        (resource.RLIMIT_CORE, 0, 0),
-    )
-    for res, soft, extra in wanted:
-        _, hard = resource.getrlimit(res)
-        new_hard = soft + extra if hard == resource.RLIM_INFINITY else min(hard, soft + extra)
-        resource.setrlimit(res, (min(soft, new_hard), new_hard))
-
-
-def _exit_with_parent() -> None:
-    """A daemon thread that ends this worker when the server process goes away."""
-    parent = multiprocessing.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        multiprocessing.connection.wait([parent.sentinel])
-        os._exit(70)
-
-    threading.Thread(target=watch, name="nlid-job-parent-watch", daemon=True).start()
+    limit_self(cpu_s=limits.cpu_s, memory_bytes=limits.memory_mb * 1024 * 1024, nice=limits.nice,
+               hard_cpu_margin_s=30)  # SIGXCPU at the soft limit, SIGKILL 30 s later
 
 
 class _Reporter:
@@ -77,7 +50,8 @@ class _Reporter:
 def _worker_main(conn: Any, ref: tuple[str, str], payload: bytes, progress_arg: str | None, limits: Limits) -> None:
     """Entry point of a worker process: limits, run ``ref(*args, **kwargs)``, send one outcome message."""
     _apply_limits(limits)
-    _exit_with_parent()
+    if multiprocessing.parent_process() is not None:
+        die_with_parent()  # the worker ends when the server process goes away, however it ends
     try:
         fn = _resolve(ref)
         args, kwargs = _loads(payload)

@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
-from .spec import BatchSpec, MonteCarloSpec, Variant, _build_model, variant_parameters
+from .spec import BatchSpec, MonteCarloSpec, Variant, _build_model, check_work, variant_parameters
 
 if TYPE_CHECKING:
     from ..multibody.parallel import Runner
@@ -83,6 +83,8 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 #: Label of the run holding a set's spec.
 SPEC_LABEL = "batch spec"
+#: CPU seconds one item may take (see :func:`nlid_core.limits.budget`).
+ITEM_CPU_ENV = "NLID_BATCH_ITEM_CPU_S"
 _SPEC_KEY = re.compile(r"s(\d+)\|spec=([0-9a-f]{16})")
 _BAD_NAME_CHARS = re.compile(r"[^\w .+(),=#-]+")
 #: z of the two-sided 95 % band of a binomial proportion.
@@ -413,11 +415,20 @@ def _identify(record: Record, variant: Variant) -> tuple[Any, Any]:
 
     from ..estimate import WarningTally, identify
 
+    from ..isolation import CpuBudgetExceeded, cpu_budget
+    from ..limits import budget
+
     model = _build_model(variant, f"variant `{variant.label}`")
     params = variant_parameters(variant, model, record.unit("f"), record.unit("x"))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fit = identify(record, model, params=params, options=_fit_options(variant))
+    limit = budget(ITEM_CPU_ENV)
+    stop = (f"the identification used more than {limit or 0:g} s of CPU time and was stopped (an administrator"
+            f" can raise the limit with {ITEM_CPU_ENV})")
+    try:
+        with warnings.catch_warnings(record=True) as caught, cpu_budget(limit, stop):
+            warnings.simplefilter("always")
+            fit = identify(record, model, params=params, options=_fit_options(variant))
+    except CpuBudgetExceeded as exc:
+        raise SimulationError(str(exc)) from None
     tally = WarningTally()
     for entry in caught:
         tally.record(entry)
@@ -868,6 +879,8 @@ def _plan(store: Store, owner: str, spec: BatchSpec, study_name: str, restart: b
             items.append(MonteCarloItem(key=f"s{batch_set}|mc={i}", label=f"mc {i}", index=i, design=design,
                                         fit=mc.fit, batch_set=batch_set))
     todo = tuple(it for it in items if it.key not in keys)
+    check_work(len(todo), float(sum(it.record.n if isinstance(it, GridItem) else it.design.t.size for it in todo)),
+               spec.source)
     return _Plan(study_id=study.id if study is not None else None, study_name=study_name, batch_set=batch_set,
                  identity=identity, items=tuple(items), todo=todo, records=tuple(to_add))
 

@@ -27,16 +27,18 @@ the table and key, e.g. ``[[variant]] #2 `method```.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import glob
+import os
 import hashlib
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..tomlfile import read_toml
 from ..errors import DataValidationError, ModelSpecError
 
 __all__ = [
@@ -63,6 +65,10 @@ __all__ = [
 KINDS: tuple[str, ...] = ("grid", "monte_carlo")
 #: Largest spec file (bytes).
 MAX_SPEC_BYTES = 256_000
+#: Most items x samples of one batch (see :func:`nlid_core.limits.budget`).
+MAX_SAMPLES_ENV = "NLID_BATCH_MAX_SAMPLES"
+#: Most directory entries the file patterns of one spec may visit.
+GLOB_ENTRIES_ENV = "NLID_GLOB_MAX_ENTRIES"
 #: Most record files of a grid (after expanding globs).
 MAX_FILES = 2_000
 #: Most variants of a grid.
@@ -515,7 +521,86 @@ def _variant(data: Any, table: str, *, label: str | None = None, terms: tuple[st
 # ----------------------------------------------------------------------------- the two kinds
 
 
-def _records(data: Any, base_dir: Path) -> RecordSource:
+class _Walk:
+    """Expands the file patterns of one spec: inside the spec's folder unless ``outside``, visiting at
+    most ``NLID_GLOB_MAX_ENTRIES`` directory entries in all (a ``**`` from the file-system root is
+    refused after that many, not after walking the disk); symbolic links to folders are not followed."""
+
+    def __init__(self, base_dir: Path, outside: bool) -> None:
+        from ..limits import budget
+
+        self.base = base_dir.resolve()
+        self.outside = outside
+        self.limit = int(budget(GLOB_ENTRIES_ENV) or 0)
+        self.visited = 0
+
+    def check_inside(self, path: Path, pat: str) -> None:
+        if self.outside:
+            return
+        where = Path(os.path.normpath(path))
+        try:
+            inside = where.resolve() if where.exists() else where
+        except (OSError, RuntimeError):
+            inside = where
+        if not (inside == self.base or self.base in inside.parents):
+            raise DataValidationError(
+                f"[records] `files`: {pat!r} reaches outside the spec's folder; give paths inside it, or run the"
+                " command line with --allow-outside to read files elsewhere")
+
+    def matches(self, full: Path, pat: str) -> list[Path]:
+        parts = full.parts
+        fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
+        root = Path(*parts[:fixed]) if fixed else Path(full.anchor or ".")
+        found: list[Path] = []
+        self._walk(root, list(parts[fixed:]), pat, found)
+        return sorted(found)
+
+    def _entries(self, folder: Path, pat: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as it:
+                out = []
+                for entry in it:
+                    self.visited += 1
+                    if self.visited > self.limit:
+                        raise DataValidationError(
+                            f"[records] `files`: {pat!r} visits more than {self.limit:,} directory entries; give a"
+                            f" narrower pattern (an administrator can raise the limit with {GLOB_ENTRIES_ENV})")
+                    out.append(entry)
+                return out
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return []
+
+    def _walk(self, folder: Path, rest: list[str], pat: str, found: list[Path]) -> None:
+        # iterative: (folder, remaining pattern parts)
+        stack: list[tuple[Path, tuple[str, ...]]] = [(folder, tuple(rest))]
+        done: set[tuple[Path, tuple[str, ...]]] = set()
+        while stack:
+            where, parts = stack.pop()
+            if (where, parts) in done:
+                continue
+            done.add((where, parts))
+            if not parts:
+                if where.is_file():
+                    found.append(where)
+                continue
+            head, tail = parts[0], parts[1:]
+            if head == "**":
+                stack.append((where, tail))  # zero folders
+                for e in self._entries(where, pat):
+                    if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
+                        stack.append((Path(e.path), parts))
+                continue
+            if not glob.has_magic(head):
+                stack.append((where / head, tail))
+                continue
+            for e in self._entries(where, pat):
+                if fnmatch.fnmatchcase(e.name, head) and not (e.name.startswith(".") and not head.startswith(".")):
+                    if tail and not e.is_dir(follow_symlinks=False):
+                        continue
+                    stack.append((Path(e.path), tail))
+
+
+def _records(data: Any, base_dir: Path, outside: bool = False) -> RecordSource:
     tab = _table(data, "[records]")
     _unknown(tab, _RECORD_KEYS, "[records]")
     if "files" not in tab:
@@ -528,11 +613,13 @@ def _records(data: Any, base_dir: Path) -> RecordSource:
         raise ModelSpecError("[records] `files` is empty")
     files: list[Path] = []
     seen: set[Path] = set()
+    walk = _Walk(base_dir, outside)
     for pat in patterns:
         full = Path(pat).expanduser()
         full = full if full.is_absolute() else base_dir / full
+        walk.check_inside(full, pat)
         if glob.has_magic(pat):
-            matches = sorted(Path(p) for p in glob.glob(str(full), recursive=True) if Path(p).is_file())
+            matches = walk.matches(full, pat)
             if not matches:
                 raise DataValidationError(f"[records] `files`: no file matches {pat!r}")
         else:
@@ -541,6 +628,7 @@ def _records(data: Any, base_dir: Path) -> RecordSource:
             matches = [full]
         for m in matches:
             r = m.resolve()
+            walk.check_inside(r, pat)
             if r not in seen:
                 seen.add(r)
                 files.append(r)
@@ -566,7 +654,7 @@ def _records(data: Any, base_dir: Path) -> RecordSource:
     return RecordSource(files=tuple(files), patterns=patterns, **kw)
 
 
-def _grid(data: Mapping[str, Any], base_dir: Path) -> GridSpec:
+def _grid(data: Mapping[str, Any], base_dir: Path, outside: bool = False) -> GridSpec:
     if "records" not in data:
         raise ModelSpecError("a grid spec needs a [records] table")
     raw = data.get("variant")
@@ -579,14 +667,14 @@ def _grid(data: Mapping[str, Any], base_dir: Path) -> GridSpec:
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
         raise ModelSpecError(f"[[variant]] `label`: {', '.join(dup)} used twice; labels must be unique")
-    records = _records(data["records"], base_dir)
+    records = _records(data["records"], base_dir, outside)
     n = len(records.files) * len(variants)
     if n > MAX_ITEMS:
         raise ModelSpecError(f"{len(records.files)} files x {len(variants)} variants = {n} items; at most {MAX_ITEMS}")
     return GridSpec(records=records, variants=variants)
 
 
-def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True) -> MonteCarloSpec:
+def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, outside: bool = False) -> MonteCarloSpec:
     from ..excitation import EXCITATIONS
 
     if "draws" not in data:
@@ -625,6 +713,7 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True) ->
         name = _string(exc["file"], "[excitation]", "file")
         efile = Path(name).expanduser()
         efile = (efile if efile.is_absolute() else base_dir / efile).resolve()
+        _Walk(base_dir, outside).check_inside(efile, name)
         if not efile.is_file():
             raise DataValidationError(f"[excitation] `file`: no such file {name!r}")
     else:
@@ -642,9 +731,11 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True) ->
                 raise ModelSpecError(f"[excitation] `{k}` holds more than 10000 entries")
             settings[k] = v
         duration, fs = settings.get("duration_s"), settings.get("fs_hz")
-        if isinstance(duration, (int, float)) and isinstance(fs, (int, float)) and duration * fs > MAX_MC_SAMPLES:
-            raise ModelSpecError(f"[excitation] `duration_s` x `fs_hz` = {duration * fs:.3g} samples; at most "
-                                 f"{MAX_MC_SAMPLES}")
+        if isinstance(duration, (int, float)) and isinstance(fs, (int, float)):
+            if duration * fs > MAX_MC_SAMPLES:
+                raise ModelSpecError(f"[excitation] `duration_s` x `fs_hz` = {duration * fs:.3g} samples; at most "
+                                     f"{MAX_MC_SAMPLES}")
+            check_work(draws, draws * float(duration) * float(fs), "monte_carlo spec")
     meas = _table(data["measurement"], "[measurement]")
     _unknown(meas, _MEASUREMENT_KEYS, "[measurement]")
     channels = _strings(meas.get("channels", ["x"]), "[measurement]", "channels", limit=3)
@@ -671,11 +762,38 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True) ->
                           channels=channels, noise=noise, fit=fit, draws=draws, seed=seed)
 
 
+def check_work(n_items: int, samples: float, what: str) -> None:
+    """Refuse a batch whose items x samples exceed ``NLID_BATCH_MAX_SAMPLES``.
+
+    Parameters
+    ----------
+    n_items : int
+        Items to compute.
+    samples : float
+        Samples all of them fit, summed.
+    what : str
+        How the batch is named in the message.
+
+    Raises
+    ------
+    ModelSpecError
+        Naming the product, the limit and the setting.
+    """
+    from ..limits import budget
+
+    limit = budget(MAX_SAMPLES_ENV)
+    assert limit is not None
+    if samples > limit:
+        raise ModelSpecError(f"{what}: {n_items} items fitting {samples:.3g} samples in all is more work than a batch"
+                             f" may ask for ({limit:.3g} samples; an administrator can raise the limit with"
+                             f" {MAX_SAMPLES_ENV}); use fewer items or shorter records")
+
+
 # ----------------------------------------------------------------------------- entry points
 
 
 def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = ".", stem: str = "batch",
-               files: bool = True) -> BatchSpec:
+               files: bool = True, outside: bool = False) -> BatchSpec:
     """Parse and check a batch specification.
 
     Parameters
@@ -691,6 +809,9 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
     files : bool
         False refuses every reference to a file (a grid's records, an excitation ``file``) before
         looking at the file system: for specs typed by someone who may not read the server's files.
+    outside : bool
+        Let file patterns and paths reach outside ``base_dir`` (refused by default). Patterns visit
+        at most ``NLID_GLOB_MAX_ENTRIES`` directory entries either way.
 
     Returns
     -------
@@ -707,10 +828,7 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
         raise ModelSpecError(f"`text` must be a string; got {type(text).__name__}")
     if len(text.encode("utf-8", "replace")) > MAX_SPEC_BYTES:
         raise ModelSpecError(f"{source} is larger than {MAX_SPEC_BYTES // 1000} kB")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
+    data = read_toml(text, source)
     if "kind" not in data:
         raise ModelSpecError(f"{source}: give `kind` ({' or '.join(repr(k) for k in KINDS)})")
     kind = _string(data["kind"], "", "kind", limit=64)
@@ -732,17 +850,19 @@ def parse_spec(text: str, *, source: str = "batch spec", base_dir: str | Path = 
     common: dict[str, Any] = {"kind": kind, "study": study, "description": description, "source": source,
                               "stem": stem, "text": text, "sha256": sha}
     if kind == "grid":
-        return BatchSpec(**common, grid=_grid(data, base))
-    return BatchSpec(**common, monte_carlo=_monte_carlo(data, base, files))
+        return BatchSpec(**common, grid=_grid(data, base, outside))
+    return BatchSpec(**common, monte_carlo=_monte_carlo(data, base, files, outside))
 
 
-def load_spec(path: str | Path) -> BatchSpec:
+def load_spec(path: str | Path, *, outside: bool = False) -> BatchSpec:
     """Read and parse a batch specification file (relative paths inside are read from its directory).
 
     Parameters
     ----------
     path : str or path
         The ``.toml`` file.
+    outside : bool
+        Let its file patterns reach outside its folder (see :func:`parse_spec`).
 
     Returns
     -------
@@ -760,4 +880,4 @@ def load_spec(path: str | Path) -> BatchSpec:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelSpecError(f"cannot read the spec file {p.name}: {exc}") from None
-    return parse_spec(text, source=f"spec file {p.name}", base_dir=p.resolve().parent, stem=p.stem)
+    return parse_spec(text, source=f"spec file {p.name}", base_dir=p.resolve().parent, stem=p.stem, outside=outside)

@@ -47,12 +47,12 @@ Every error names the table and key it is about. :func:`dump_model` writes a mod
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ModelSpecError
+from ..tomlfile import read_toml
 from ..terms.base import TermDef
 from .spec import AXES, BODY_DOFS, G0, Connection, Dof, MdofModel, Mount, Output, match_names
 
@@ -233,10 +233,7 @@ def parse_model(text: str, *, source: str = "model file") -> MdofModel:
     """
     if len(text.encode("utf-8", "replace")) > MAX_MODEL_FILE_BYTES:
         raise ModelSpecError(f"{source} is larger than {MAX_MODEL_FILE_BYTES // 1000} kB; a model file is a few kB")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelSpecError(f"{source} is not valid TOML: {exc}") from None
+    data = read_toml(text, source)
     _unknown_keys(data, _TOP_KEYS, source)
     _check_typed(data, source)
     body = "body" in data

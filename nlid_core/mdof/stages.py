@@ -24,12 +24,12 @@ from __future__ import annotations
 import fnmatch
 import math
 import time
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ModelSpecError
+from ..tomlfile import read_toml
 from ..metrics import percent_text
 from ..params import ParameterSet
 from .data import MdofRecord
@@ -188,10 +188,7 @@ def parse_plan(text: str, *, source: str = "plan file") -> StagePlan:
 
 def toml_tables(text: str, key: str, source: str, error: type[Exception]) -> list[Any]:
     """The ``[[key]]`` tables of TOML ``text``; ``error`` (naming ``source``) when it is not TOML or has none."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise error(f"{source} is not valid TOML: {exc}") from None
+    data = read_toml(text, source, error)
     raw = data.get(key)
     if not isinstance(raw, list) or not raw:
         raise error(f"{source}: write one [[{key}]] table per entry")

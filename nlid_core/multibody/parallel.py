@@ -167,6 +167,14 @@ def _start_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
+def _worker_start(parent_pid: int) -> None:
+    """Initializer of each pool worker: it ends with the process that started the pool (a killed batch
+    command leaves no worker computing; :func:`nlid_core.isolation.die_with_parent`)."""
+    from ..isolation import die_with_parent
+
+    die_with_parent(parent_pid)
+
+
 class ProcessRunner(_Closable):
     """Runs the items on a pool of local worker processes (``kind = "processes"``).
 
@@ -193,7 +201,8 @@ class ProcessRunner(_Closable):
 
     def _executor(self) -> ProcessPoolExecutor:
         if not self._pool:
-            self._pool.append(ProcessPoolExecutor(max_workers=self.workers, mp_context=_start_context()))
+            self._pool.append(ProcessPoolExecutor(max_workers=self.workers, mp_context=_start_context(),
+                                                  initializer=_worker_start, initargs=(os.getpid(),)))
         return self._pool[0]
 
     def close(self) -> None:

@@ -54,7 +54,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .._checks import too_deep
 from ..errors import DataValidationError
+from ..limits import budget
 from ..record import Record
 from .db import Store
 from .schema import SCHEMA_REVISION, records, runs, studies, study_records
@@ -62,7 +64,7 @@ from .studies import (
     EncodedRecord,
     Study,
     _insert_records,
-    _insert_run,
+    _insert_runs,
     _name_taken,
     _now,
     _RunRow,
@@ -108,6 +110,8 @@ MAX_MEMBER_BYTES = 256 * 2**20
 MAX_JSON_BYTES = 64 * 2**20
 #: Largest uncompressed total (bytes).
 MAX_TOTAL_BYTES = 1024 * 2**20
+#: Deepest nesting of a JSON member (runs hold results of a few levels).
+MAX_JSON_DEPTH = 32
 #: Largest uncompressed/compressed size ratio of a member (deflated JSON of typical studies is ~5-20).
 MAX_RATIO = 100.0
 
@@ -169,9 +173,14 @@ def _json_member(name: str, data: bytes) -> Any:
     if _looks_pickled(data):
         raise DataValidationError(f"study archive member {name!r} is a pickle, not JSON; refused")
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
+        doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise DataValidationError(f"study archive member {name!r} is not valid JSON: {exc}") from None
+        raise DataValidationError(f"study archive member {name!r} is not valid JSON: {str(exc)[:200]}") from None
+    path = too_deep(doc, MAX_JSON_DEPTH)
+    if path is not None:
+        raise DataValidationError(f"study archive member {name!r}: `{path[:120]}` is nested deeper than "
+                                  f"{MAX_JSON_DEPTH} levels")
+    return doc
 
 
 def _require(cond: bool, what: str) -> None:
@@ -353,6 +362,10 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
     _require(isinstance(study["records"], list), "`study.json` `records` must be a list")
     used: dict[str, str] = {}
     entries: list[tuple[str, str, str]] = []
+    most_records = int(budget("NLID_ARCHIVE_MAX_RECORDS") or 0)
+    if len(study["records"]) > most_records:
+        raise DataValidationError(f"study archive holds {len(study['records']):,} records; at most {most_records:,}"
+                                  " are imported (an administrator can raise the limit with NLID_ARCHIVE_MAX_RECORDS)")
     for item in study["records"]:
         _require(isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("sha256"), str)
                  and isinstance(item.get("meta_json"), str), "each `study.json` record needs name, sha256, meta_json")
@@ -376,6 +389,10 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
 
     run_doc = _json_member("runs.json", members["runs.json"])
     _require(isinstance(run_doc, list), "`runs.json` must hold a list")
+    most = int(budget("NLID_ARCHIVE_MAX_RUNS") or 0)
+    if len(run_doc) > most:
+        raise DataValidationError(f"study archive holds {len(run_doc):,} runs; at most {most:,} are imported (an"
+                                  " administrator can raise the limit with NLID_ARCHIVE_MAX_RUNS)")
     run_rows: list[_RunRow] = []
     keys: set[str] = set()
     for item in run_doc:
@@ -439,6 +456,5 @@ def import_study(store: Store, owner: str, data: bytes, *, name: str | None = No
         assert pk is not None
         sid = int(pk[0])
         _insert_records(conn, owner, sid, checked.records)
-        for rr in checked.runs:
-            _insert_run(conn, owner, sid, rr)
+        _insert_runs(conn, owner, sid, checked.runs)
         return _study_row(conn, owner, sid)

@@ -481,6 +481,16 @@ def _insert_run(conn: sa.Connection, owner: str, study_id: int, run: _RunRow) ->
     return int(pk[0])
 
 
+def _insert_runs(conn: sa.Connection, owner: str, study_id: int, rows: Sequence[_RunRow]) -> None:
+    """Insert many runs in one statement per batch of 1000 (an executemany: an archive of 1e5 runs is
+    imported in seconds, not one round trip per run)."""
+    for start in range(0, len(rows), 1000):
+        conn.execute(sa.insert(runs), [
+            {"study_id": study_id, "owner": owner, "created": r.created, "label": r.label, "config_json": r.config_json,
+             "result_json": r.result_json, "success": r.success, "item_key": r.item_key}
+            for r in rows[start:start + 1000]])
+
+
 def _gc_records(conn: sa.Connection, owner: str) -> None:
     """Remove the owner's records no study references."""
     used = sa.select(study_records.c.record_id).where(study_records.c.owner == owner)

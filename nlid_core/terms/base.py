@@ -29,7 +29,7 @@ from .expr import parse_expression, symbol
 from .program import Program, compile_outputs
 from .units import ACCELERATION, DISPLACEMENT, VELOCITY, Dim, format_unit
 
-__all__ = ["ParamSpec", "StateSpec", "TermDef", "VARIABLES"]
+__all__ = ["ParamSpec", "StateSpec", "TermDef", "VARIABLES", "affine_params"]
 
 #: The kinematic variables a term's expressions may use.
 VARIABLES = ("x", "v", "a")
@@ -206,9 +206,9 @@ class TermDef:
         force = parse_expression(self.force)
         self._check_symbols(force, allowed, "force")
         a = symbol("a")
-        if sympy.diff(force, a, 2) != 0:  # structural (no simplify: typed text must not cost minutes)
-            raise ModelSpecError(f"term `{self.name}`: the force must be linear in the acceleration `a`")
         mass = sympy.diff(force, a)
+        if mass.has(a):  # structural (no simplify: typed text must not cost minutes)
+            raise ModelSpecError(f"term `{self.name}`: the force must be linear in the acceleration `a`")
         force0 = force.subs(a, 0)
         rates = []
         steady = []
@@ -265,14 +265,9 @@ class TermDef:
         return compiled
 
     def _linear_params(self) -> tuple[str, ...]:
-        import sympy
-
         if self.states:
             return ()
-        force = self.symbolic["force"]
-        cand = [p for p in self.param_names if sympy.diff(force, symbol(p), 2) == 0]
-        syms = {symbol(p) for p in cand}
-        return tuple(p for p in cand if not sympy.diff(force, symbol(p)).has(*syms))
+        return affine_params(self.symbolic["force"], self.param_names)
 
     # ------------------------------------------------------------------ compiled form
     @property
@@ -309,11 +304,11 @@ class TermDef:
             outs += self._block(sym["mass"])
         for r in sym["rates"]:
             outs += self._block(r)
-        return compile_outputs(outs, self.inputs)
+        return compile_outputs(outs, self.inputs, cse=not self.custom)
 
     def _steady_program(self) -> Program:
         ins = tuple(symbol(n) for n in ("x", "v", *self.param_names))
-        return compile_outputs(list(self.symbolic["steady"]), ins)
+        return compile_outputs(list(self.symbolic["steady"]), ins, cse=not self.custom)
 
     def _regressor_program(self) -> Program:
         import sympy
@@ -323,7 +318,7 @@ class TermDef:
             return compile_outputs([sympy.Integer(0)], ins)
         force = self.symbolic["force"]
         outs = [force] + [_tidy(sympy.diff(force, symbol(p))) for p in self._linear_params()]
-        return compile_outputs(outs, ins)
+        return compile_outputs(outs, ins, cse=not self.custom)
 
     @property
     def block_size(self) -> int:
@@ -360,6 +355,22 @@ class TermDef:
         out.update({s.name: s.unit for s in self.states})
         out.update({p.name: p.unit for p in self.params})
         return out
+
+
+def affine_params(force: Any, names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The parameters among ``names`` that ``force`` is jointly affine in.
+
+    A parameter is affine when its first derivative no longer contains it, and the set is joint
+    when no such derivative contains another of them (``k*x + k*c*v`` is affine in ``k`` and in
+    ``c`` separately, but not jointly). Structural, from first derivatives only: a second
+    derivative of a long typed expression can cost sympy minutes.
+    """
+    import sympy
+
+    partial = {p: sympy.diff(force, symbol(p)) for p in names}
+    cand = [p for p in names if not partial[p].has(symbol(p))]
+    syms = [symbol(p) for p in cand]
+    return tuple(p for p in cand if not partial[p].has(*syms))
 
 
 def _tidy(e: Any) -> Any:

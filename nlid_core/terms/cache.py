@@ -57,7 +57,7 @@ def _version(package: str) -> str:
 def _compiler_digest() -> str:
     """Hash of the source of the modules that turn a term into programs (a change there is a new key)."""
     h = hashlib.sha256()
-    for name in ("base.py", "expr.py", "program.py", "units.py", "cache.py"):
+    for name in ("base.py", "expr.py", "program.py", "units.py", "cache.py", "custom.py"):
         h.update((Path(__file__).with_name(name)).read_bytes())
     return h.hexdigest()
 
@@ -87,9 +87,10 @@ def _valid(p: Program) -> bool:
     return not (p.dst.size and p.dst.min() < p.n_inputs)
 
 
-def load(key: str) -> dict[str, Any] | None:
-    """The stored compilation for ``key``, or None (absent, unreadable or failing the checks)."""
-    folder = cache_dir()
+def load(key: str, *, folder: Path | None = None) -> dict[str, Any] | None:
+    """The stored compilation for ``key`` (in ``folder``, default :func:`cache_dir`), or None (absent,
+    unreadable or failing the checks)."""
+    folder = cache_dir() if folder is None else folder
     if folder is None:
         return None
     path = folder / f"{key}.npz"
@@ -109,9 +110,10 @@ def load(key: str) -> dict[str, Any] | None:
         return None
 
 
-def save(key: str, compiled: dict[str, Any]) -> None:
-    """Store a compilation (best effort: a directory that cannot be written is skipped)."""
-    folder = cache_dir()
+def save(key: str, compiled: dict[str, Any], *, folder: Path | None = None) -> None:
+    """Store a compilation in ``folder`` (default :func:`cache_dir`); best effort: a directory that
+    cannot be written is skipped."""
+    folder = cache_dir() if folder is None else folder
     if folder is None:
         return
     arrays: dict[str, np.ndarray] = {

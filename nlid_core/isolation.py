@@ -1,0 +1,311 @@
+"""Worker processes that are bounded and never outlive the process that started them.
+
+Everything a user hands to a shared server that could cost unbounded work runs in a worker process
+(parsing a file: :mod:`nlid_core.guard`; compiling a typed term: :mod:`nlid_core.terms.vetting`;
+batch items: :mod:`nlid_core.multibody.parallel`). This module holds what they share:
+
+* :func:`limit_self` caps the calling process's address space, CPU time and written-file size,
+  disables core dumps and lowers its priority (``setrlimit``; the kernel sends ``SIGXCPU`` at the
+  soft CPU limit and ``SIGKILL`` at the hard one);
+* :func:`die_with_parent` makes a worker end when the process that started it ends, however it ends
+  (``SIGKILL`` included): ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` where the parent is the direct parent
+  (Linux), and in every case a watcher thread that ends the worker when the parent's pid is gone or
+  (for ``multiprocessing`` workers started by a forkserver, whose direct parent is the forkserver)
+  when the pipe from the starting process closes;
+* :func:`run_module` starts ``python -m MODULE OUTDIR`` in its own session with a JSON request on
+  standard input, waits at most a wall-clock limit, kills the whole session on the way out (a
+  timeout, an exception, an interrupted caller) and returns the wait status with the CPU time and
+  peak memory the worker used.
+
+References
+----------
+Linux ``prctl(2)`` (``PR_SET_PDEATHSIG``), ``setrlimit(2)`` (``RLIMIT_CPU``: ``SIGXCPU`` at the soft
+limit, ``SIGKILL`` at the hard limit).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PARENT_PID_ENV", "CpuBudgetExceeded", "WorkerExit", "cpu_budget", "die_with_parent", "kill_session",
+           "limit_self", "run_module"]
+
+#: Environment variable through which :func:`run_module` tells a worker its parent's pid.
+PARENT_PID_ENV = "NLID_PARENT_PID"
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
+_PR_SET_PDEATHSIG = 1
+_POLL_S = 0.02
+_WATCH_S = 0.5
+
+
+def limit_self(*, cpu_s: float | None = None, memory_bytes: int | None = None, file_bytes: int | None = None,
+               nice: int = 0, hard_cpu_margin_s: int = 5) -> None:
+    """Apply resource limits to the calling process (a limit already lower is kept).
+
+    Parameters
+    ----------
+    cpu_s : float or None, s
+        CPU time: ``SIGXCPU`` at this, ``SIGKILL`` ``hard_cpu_margin_s`` later.
+    memory_bytes, file_bytes : int or None
+        Address space; size of any file the process writes.
+    nice : int
+        Added to the scheduling priority (19 is the lowest).
+    """
+    import resource
+
+    wanted: list[tuple[int, int, int]] = [(resource.RLIMIT_CORE, 0, 0)]
+    if cpu_s is not None:
+        soft = max(1, int(cpu_s))
+        wanted.append((resource.RLIMIT_CPU, soft, soft + hard_cpu_margin_s))
+    if memory_bytes is not None:
+        wanted.append((resource.RLIMIT_AS, int(memory_bytes), int(memory_bytes)))
+    if file_bytes is not None:
+        wanted.append((resource.RLIMIT_FSIZE, int(file_bytes), int(file_bytes)))
+    for which, soft, hard in wanted:
+        try:
+            _, old_hard = resource.getrlimit(which)
+            if old_hard != resource.RLIM_INFINITY:
+                hard = min(hard, old_hard)
+            resource.setrlimit(which, (min(soft, hard), hard))
+        except (ValueError, OSError):  # pragma: no cover - a platform without this limit
+            pass
+    if nice:
+        try:
+            os.nice(nice)
+        except OSError:  # pragma: no cover
+            pass
+
+
+def _pdeathsig() -> bool:
+    """``prctl(PR_SET_PDEATHSIG, SIGKILL)``; False where unavailable."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):  # pragma: no cover
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead but not yet reaped by its own parent, is not alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - exists, owned by someone else
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: the signal test is all there is
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """End this process (exit status 70) as soon as the process that started it is gone.
+
+    Parameters
+    ----------
+    parent_pid : int or None
+        The starting process; default ``NLID_PARENT_PID`` from the environment, else the
+        ``multiprocessing`` parent, else the direct parent.
+
+    Notes
+    -----
+    ``PR_SET_PDEATHSIG`` acts in the kernel, even while this process runs compiled code that holds
+    the interpreter lock, and is all that is used when the starting process is the direct parent.
+    It cannot cover a forkserver worker (its direct parent is the forkserver, which outlives the
+    starting process while workers hold its pipe): there a watcher thread wakes when the
+    ``multiprocessing`` parent's pipe closes, and every half second checks that ``parent_pid``
+    still runs.
+    """
+    if parent_pid is None:
+        raw = os.environ.get(PARENT_PID_ENV, "").strip()
+        parent_pid = int(raw) if raw.isdigit() else None
+    mp_parent = multiprocessing.parent_process()
+    if parent_pid is None:
+        parent_pid = mp_parent.pid if mp_parent is not None and mp_parent.pid else os.getppid()
+    if parent_pid == os.getppid() and _pdeathsig():
+        if os.getppid() != parent_pid:
+            os._exit(70)  # the parent died before the signal was armed
+        return  # the kernel ends this process with its parent: no thread needed
+    if not _alive(parent_pid):
+        os._exit(70)
+    sentinel = mp_parent.sentinel if mp_parent is not None else None
+
+    def watch() -> None:
+        while True:
+            if sentinel is not None:
+                if multiprocessing.connection.wait([sentinel], _WATCH_S):
+                    os._exit(70)
+            else:
+                time.sleep(_WATCH_S)
+            if not _alive(parent_pid):
+                os._exit(70)
+
+    threading.Thread(target=watch, name="nlid-parent-watch", daemon=True).start()
+
+
+def kill_session(pid: int) -> None:
+    """SIGKILL the process group (session) led by ``pid``, or the process alone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerExit:
+    """How a worker of :func:`run_module` ended.
+
+    Attributes
+    ----------
+    status : int
+        Its wait status (``os.WIFSIGNALED`` etc. apply); meaningless when ``timed_out``.
+    timed_out : bool
+        Killed at the wall-clock limit.
+    cpu_s : float, s
+        CPU time it used (user + system).
+    maxrss_mb : float, MB
+        Its peak resident memory.
+    """
+
+    status: int
+    timed_out: bool
+    cpu_s: float
+    maxrss_mb: float
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that ended it, if one did."""
+        return os.WTERMSIG(self.status) if not self.timed_out and os.WIFSIGNALED(self.status) else None
+
+    @property
+    def code(self) -> int | None:
+        """Its exit code, if it exited."""
+        return os.WEXITSTATUS(self.status) if not self.timed_out and os.WIFEXITED(self.status) else None
+
+
+def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float) -> WorkerExit:
+    """Run ``python -m module OUT`` with ``request`` as JSON on standard input; wait at most ``wall_s``.
+
+    The worker starts in a session of its own (so a kill reaches whatever it starts), with one
+    thread per numeric library, ``PYTHONPATH`` leading to this package and ``NLID_PARENT_PID`` set
+    (for :func:`die_with_parent`); it is expected to limit itself with :func:`limit_self`.
+
+    Raises
+    ------
+    OSError
+        The worker could not be started.
+    """
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+        env[var] = "1"
+    env["ARROW_DEFAULT_MEMORY_POOL"] = "system"  # no large virtual reservations under the address-space cap
+    env["MALLOC_ARENA_MAX"] = "2"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env[PARENT_PID_ENV] = str(os.getpid())
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, str(out)],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=str(out), env=env, start_new_session=True, close_fds=True,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(request).encode())
+        proc.stdin.close()
+    except OSError:
+        pass  # the worker died at once; its status says why
+    deadline = start + wall_s
+    status: int | None = None
+    timed_out = False
+    rusage = None
+    try:
+        while True:
+            pid, wstatus, rusage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                status = wstatus
+                break
+            if time.monotonic() > deadline:
+                kill_session(proc.pid)
+                _, status, rusage = os.wait4(proc.pid, 0)
+                timed_out = True
+                break
+            time.sleep(_POLL_S)
+    finally:
+        if status is None:  # interrupted (e.g. the session stopped the script): leave no worker behind
+            kill_session(proc.pid)
+            try:
+                os.wait4(proc.pid, 0)
+            except ChildProcessError:
+                pass
+        else:
+            kill_session(proc.pid)  # anything the worker started in its session goes with it
+        proc.returncode = 0  # reaped here; keep Popen from waiting again
+    assert rusage is not None
+    return WorkerExit(status=int(status), timed_out=timed_out, cpu_s=rusage.ru_utime + rusage.ru_stime,
+                      maxrss_mb=rusage.ru_maxrss / 1024.0)
+
+
+class CpuBudgetExceeded(BaseException):
+    """Raised in the main thread when a :func:`cpu_budget` runs out.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that code which turns ordinary exceptions
+    into a failed result (a residual that cannot be simulated) does not swallow it; whoever opened
+    the budget turns it into its own error.
+    """
+
+
+@contextmanager
+def cpu_budget(seconds: float | None, message: str) -> Iterator[None]:
+    """Let the block use at most ``seconds`` more CPU time of this process, else raise
+    :class:`CpuBudgetExceeded` (``message``) in it.
+
+    Works through the soft ``RLIMIT_CPU`` (the kernel sends ``SIGXCPU`` when it is reached, and
+    again every second) and a ``SIGXCPU`` handler, so only in the main thread; elsewhere, with
+    ``seconds`` None, or where a tighter CPU limit already applies to the process (a dashboard
+    job's), the block runs unbounded by this budget. The previous limit and handler are restored.
+    The exception is raised between two Python instructions: a compiled loop finishes first.
+    """
+    import resource
+
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    want = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    if (soft != resource.RLIM_INFINITY and soft <= want) or (hard != resource.RLIM_INFINITY and hard <= want):
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise CpuBudgetExceeded(message)
+
+    previous = signal.signal(signal.SIGXCPU, handler)
+    resource.setrlimit(resource.RLIMIT_CPU, (want, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        signal.signal(signal.SIGXCPU, previous)
