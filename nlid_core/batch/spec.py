@@ -551,6 +551,7 @@ class _Walk:
         parts = full.parts
         fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
         root = Path(*parts[:fixed]) if fixed else Path(full.anchor or ".")
+        self.check_inside(root, pat)  # a link to a folder outside is refused before it is walked
         found: list[Path] = []
         self._walk(root, list(parts[fixed:]), pat, found)
         return sorted(found)
