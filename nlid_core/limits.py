@@ -152,6 +152,7 @@ def limit_message(what: str, value: str, field: str, limit: float | int) -> str:
 #: positive number; those marked in :data:`CAN_BE_OFF` may also be ``off`` (no bound).
 BUDGETS: Mapping[str, tuple[float, str]] = {
     "NLID_TERM_CPU_S": (10.0, "CPU seconds to derive and compile one typed term"),
+    "NLID_TERM_MAX_PARTS": (20_000.0, "estimated parts of a typed term's first derivatives (checked before sympy)"),
     "NLID_BATCH_MAX_SAMPLES": (2e9, "items x samples of one batch (the samples each item fits)"),
     "NLID_BATCH_ITEM_CPU_S": (900.0, "CPU seconds of one batch item (identification of one record or draw)"),
     "NLID_GLOB_MAX_ENTRIES": (100_000.0, "directory entries a batch spec's file patterns may visit"),

@@ -7,7 +7,8 @@ engineers need, so a typed term passes two gates before this process does any sy
 
 1. :func:`check_size`, on the parsed syntax tree only (no sympy): at most :data:`MAX_NODES` nodes,
    and an estimate of the size of the first derivatives (each derivative of a node costs about the
-   node and the derivatives of its arguments) of at most :data:`MAX_EXPANDED` nodes.
+   node and the derivatives of its arguments) of at most ``NLID_TERM_MAX_PARTS`` nodes (default
+   20 000: a product of about a hundred factors).
 2. The first time a (name, expression) pair is seen, it is parsed, checked and compiled in a worker
    process limited to ``NLID_TERM_CPU_S`` seconds of CPU (default 10 s), 1 GB of
    address space and twice that wall time (:mod:`nlid_core.isolation`); the worker's answer is
@@ -32,13 +33,12 @@ from typing import Any
 
 from ..errors import ModelSpecError
 
-__all__ = ["CPU_ENV", "MAX_EXPANDED", "MAX_NODES", "check_size", "cpu_budget", "vet"]
+__all__ = ["CPU_ENV", "MAX_NODES", "PARTS_ENV", "check_size", "cpu_budget", "vet"]
 
 CPU_ENV = "NLID_TERM_CPU_S"
 #: Most syntax-tree nodes of one typed expression.
 MAX_NODES = 1500
-#: Largest estimated size of the first derivatives of one typed expression (nodes, not shared).
-MAX_EXPANDED = 20_000
+PARTS_ENV = "NLID_TERM_MAX_PARTS"
 #: Set in the worker: compile in process.
 _IN_WORKER_ENV = "NLID_TERM_WORKER"
 
@@ -109,13 +109,21 @@ def check_size(name: str, expression: str) -> None:
         tree = ast.parse(src, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return  # the expression parser gives the specific message
+    from ..errors import DataValidationError
+    from ..limits import budget
+
+    try:
+        most = int(budget(PARTS_ENV) or 0)
+    except DataValidationError as exc:
+        raise ModelSpecError(str(exc)) from None
     nodes, expanded = _sizes(tree.body)
     if nodes > MAX_NODES:
         raise ModelSpecError(f"custom term `{name}` has {nodes} parts; at most {MAX_NODES} are accepted"
                              " (split it into several terms or simplify it)")
-    if expanded > MAX_EXPANDED:
+    if expanded > most:
         raise ModelSpecError(f"custom term `{name}` is nested too deeply: its derivatives would have about "
-                             f"{expanded:,} parts, at most {MAX_EXPANDED:,} are accepted (simplify it)")
+                             f"{expanded:,} parts, at most {most:,} are accepted (simplify it; an administrator"
+                             f" can raise the limit with {PARTS_ENV})")
 
 
 def _keys(name: str, expression: str) -> str:
