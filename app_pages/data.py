@@ -8,9 +8,12 @@ from app_support.cache.uploads import FIELD_LABELS, parse_rate_field, parse_rows
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import DataValidationError, NlidError
+from nlid_core.guard import prestart_reader
 from nlid_core.record import CHANNEL_LABELS, trim
 from nlid_core.segments import Segment, SegmentError, overlaps, segment_rows, split_record
 from nlid_core.signals import DIFFERENTIATORS, filter_record
+
+prestart_reader()  # a file-reading worker with its imports done waits for the upload
 
 st.title("Data")
 state.show_notice()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._cli_common import COMMAND_HELP
 from .errors import NlidError
 
 __all__ = ["MAX_GRID_ROWS", "add_batch_parser", "run_batch", "format_progress", "format_summary"]
@@ -30,8 +31,7 @@ MAX_GRID_ROWS = 40
 
 def add_batch_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``batch SPEC.toml`` and its options."""
-    b = sub.add_parser("batch", help="run a batch spec (records x model variants, or a Monte Carlo study) into a"
-                                     " study, on local processes or a Dask cluster; resumable",
+    b = sub.add_parser("batch", help=COMMAND_HELP["batch"],
                        description="Runs every item of a batch spec (TOML; see docs/batch.md) and stores each"
                                    " finished item as a run of a study. Running the same command again skips the"
                                    " items already stored.")

@@ -5,7 +5,28 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 
-__all__ = ["share_options"]
+__all__ = ["COMMAND_HELP", "share_options"]
+
+#: Every command of the CLI, in the order ``--help`` lists them, with its one-line help.
+COMMAND_HELP = {
+    "identify": "identify model parameters from measured records",
+    "example": "write an example record with a known answer",
+    "excitation": "write a test signal (CSV with columns t, f) for a shaker controller",
+    "design": "predict the parameter uncertainty a linear-chirp test would give",
+    "terms": "list the model terms: force, parameters (unit, default bounds and value, fixed or not), internal states",
+    "simulate": "simulate a model driven by a recorded force; write the states as CSV",
+    "friction": "dynamic friction: staged LuGre identification",
+    "experiments": "write simulated multi-DOF experiments (static, small, sweeps, multi) with their model file and"
+                   " manifest",
+    "mimo": "FRF matrix, cross-coupling and level drift of multi-DOF records (needs --model)",
+    "split": "cut one record file into named parts by rows or time; write one CSV per part",
+    "pendulum": "flexible double pendulum (ANCF): simulate, identify release angles, interval inverse problems",
+    "batch": "run a batch spec (records x model variants, or a Monte Carlo study) into a study, on local processes"
+             " or a Dask cluster; resumable",
+    "nonlinearity": "evidence of nonlinearity: best linear approximation, detection lines, term check",
+    "studies": "saved studies: list, show, compare runs, export/import, rename, duplicate, delete, share",
+    "health": "check the study database (and the dashboard): exit 0 healthy, 1 not",
+}
 
 
 def share_options(parser: argparse.ArgumentParser, source: argparse.ArgumentParser, names: Iterable[str]) -> None:

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import share_options
+from ._cli_common import COMMAND_HELP, share_options
 
 __all__ = ["add_evidence_parser", "run_evidence", "format_evidence_report"]
 
@@ -26,7 +26,7 @@ SHARED_OPTIONS = ("columns", "units", "fs", "resample", "rows")
 def add_evidence_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
     """Add ``nonlinearity``; its loading options are ``identify``'s own."""
     nl = sub.add_parser(
-        "nonlinearity", help="evidence of nonlinearity: best linear approximation, detection lines, term check",
+        "nonlinearity", help=COMMAND_HELP["nonlinearity"],
         description="Reads one record (force f and displacement x at least), finds the period and the"
                     " realisations of a multisine excitation (or cuts a random one into segments), computes the"
                     " best linear approximation with its noise and nonlinear-distortion levels, the output at"

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import share_options
+from ._cli_common import COMMAND_HELP, share_options
 from .errors import NlidError
 
 __all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
@@ -19,7 +19,7 @@ SHARED_OPTIONS = ("columns", "units", "fs", "resample")
 
 def add_friction_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
     """Add ``friction identify``; its loading options are ``identify``'s own."""
-    fr = sub.add_parser("friction", help="dynamic friction: staged LuGre identification")
+    fr = sub.add_parser("friction", help=COMMAND_HELP["friction"])
     fsub = fr.add_subparsers(dest="friction_command", required=True, parser_class=type(fr))
     fi = fsub.add_parser(
         "identify", help="identify LuGre friction in stages: steady curve, pre-sliding, optional joint polish",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._cli_common import COMMAND_HELP
 from .errors import DataValidationError, ModelSpecError, NlidError
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
@@ -48,8 +49,7 @@ def add_mdof_options(parser: argparse.ArgumentParser, *, identify: bool) -> None
 
 def add_experiments_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add the ``experiments`` command (simulated multi-DOF experiments with a known answer)."""
-    ex = sub.add_parser("experiments", help="write simulated multi-DOF experiments (static, small, sweeps, multi)"
-                                            " with their model file and manifest")
+    ex = sub.add_parser("experiments", help=COMMAND_HELP["experiments"])
     src = ex.add_mutually_exclusive_group(required=True)
     src.add_argument("--model", metavar="MODEL_FILE", help="the true model (its values are the truth)")
     src.add_argument("--preset", choices=("chain", "platform"), help="a preset model with its default values")
@@ -67,7 +67,7 @@ def add_mimo_parser(sub: argparse._SubParsersAction[Any], identify: argparse.Arg
     """Add the ``mimo`` command: evidence across the channels of a multi-DOF model's records."""
     from ._cli_common import share_options
 
-    mi = sub.add_parser("mimo", help="FRF matrix, cross-coupling and level drift of multi-DOF records (needs --model)")
+    mi = sub.add_parser("mimo", help=COMMAND_HELP["mimo"])
     mi.add_argument("data", nargs="*", help="record files, read with the model file's column mapping")
     mi.add_argument("--json", metavar="OUT", help="write the findings, the coupling table and the FRF matrix as JSON")
     share_options(mi, identify, ("units", "fs", "resample", "rows"))

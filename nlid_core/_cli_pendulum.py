@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ._cli_common import COMMAND_HELP
 from .errors import ModelSpecError, NlidError
 
 __all__ = ["add_pendulum_parser", "run_pendulum"]
@@ -26,8 +27,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 def add_pendulum_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``pendulum simulate``, ``pendulum identify`` and ``pendulum interval``."""
-    pe = sub.add_parser("pendulum", help="flexible double pendulum (ANCF): simulate, identify release angles,"
-                                         " interval inverse problems")
+    pe = sub.add_parser("pendulum", help=COMMAND_HELP["pendulum"])
     ps = pe.add_subparsers(dest="pendulum_command", required=True, parser_class=type(pe))
 
     s = ps.add_parser("simulate", help="simulate the pendulum released from rest; write t, x_B, y_B",

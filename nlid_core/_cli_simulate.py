@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cli_common import share_options
+from ._cli_common import COMMAND_HELP, share_options
 from .errors import NlidError
 from .models import TermModel
 from .params import ParameterSet
@@ -47,7 +47,7 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     """
     from .simulate import INPUT_HOLDS
 
-    sim = sub.add_parser("simulate", help="simulate a model driven by a recorded force; write the states as CSV",
+    sim = sub.add_parser("simulate", help=COMMAND_HELP["simulate"],
                          description="Simulate the model driven by the force of INPUT (which needs t, or --fs, and"
                                      " f; the loading options are identify's). " + " ".join(LAYOUT.split()))
     sim.add_argument("input", help="record file (CSV, Parquet, Excel, MAT) with the force")

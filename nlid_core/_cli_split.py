@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cli_common import share_options
+from ._cli_common import COMMAND_HELP, share_options
 from .errors import NlidError
 from .record import Record
 from .segments import SEGMENT_UNITS, SegmentError, parse_segment, segment_rows, split_record
@@ -41,7 +41,7 @@ def add_split_parser(sub: argparse._SubParsersAction[Any], identify: argparse.Ar
         The ``identify`` parser, whose :data:`SHARED_OPTIONS` are added as they are.
     """
     sp = sub.add_parser(
-        "split", help="cut one record file into named parts by rows or time; write one CSV per part",
+        "split", help=COMMAND_HELP["split"],
         description="Cut INPUT into named parts, e.g. --segment train=40650:105712 --segment test=105712:127400"
                     " (rows of the record, stop excluded; --by time for seconds, start <= t < stop). Each part"
                     " keeps its original time stamps and is written as OUT/NAME.csv with units in the column"

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._cli_common import COMMAND_HELP
 from .errors import DataValidationError, NlidError
 from .store.owners import DEFAULT_LOCAL_USER, LOCAL_USER_ENV, local_owner
 
@@ -396,8 +397,7 @@ def save_identify_mdof(target: StudyTarget, args: argparse.Namespace, doc: Mappi
 
 def add_studies_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``studies list|show|runs|compare|export|import|rename|duplicate|delete|share|unshare``."""
-    st = sub.add_parser("studies", help="saved studies: list, show, compare runs, export/import, rename, "
-                                        "duplicate, delete, share",
+    st = sub.add_parser("studies", help=COMMAND_HELP["studies"],
                         description="Saved studies in the study database. NAME is one of your studies, or "
                                     "OWNER/NAME a study shared with you (read commands only).")
     cmds = st.add_subparsers(dest="studies_command", required=True, parser_class=type(st))
@@ -696,7 +696,7 @@ def add_health_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``health [--database URL] [--url URL] [--timeout S]``."""
     from .health import DEFAULT_TIMEOUT_S
 
-    h = sub.add_parser("health", help="check the study database (and the dashboard): exit 0 healthy, 1 not",
+    h = sub.add_parser("health", help=COMMAND_HELP["health"],
                        description="Opens the study database (migrating it to this version's schema if needed), "
                                    "checks its revision and runs SELECT 1; with --url also fetches the dashboard's "
                                    "/_stcore/health. Prints one line; exit status 0 healthy, 1 unhealthy.")

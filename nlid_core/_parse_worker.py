@@ -1,9 +1,11 @@
 """Worker process that parses one request of untrusted files (see :mod:`nlid_core.guard`).
 
-Run as ``python -m nlid_core._parse_worker OUTDIR`` with a JSON request on
-standard input. The worker first limits itself (address space, CPU time,
-size of files it writes, no core dumps, lower priority), then imports the
-readers and parses. It answers only with plain data in ``OUTDIR``:
+Run as ``python -m nlid_core._parse_worker`` with a JSON request on standard
+input. The worker arms its death with the parent, imports the readers (so a
+worker started ahead is ready when a file comes: :func:`nlid_core.isolation.prestart`),
+then reads the request, limits itself (address space, CPU time, size of files
+it writes, no core dumps, lowest priority) before opening any file, and parses.
+It answers only with plain data in the request's ``out`` folder (OUTDIR):
 
 * ``result.json``: one header per record (name, units, derived channels,
   source, warnings, meta) and ``rec<i>.npz``: its channels as float64 arrays
@@ -18,6 +20,7 @@ the parent turns the exit status into a message.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,14 +31,12 @@ _MAX_REQUEST_BYTES = 1_000_000
 
 
 def _limit_self(limits: dict[str, Any]) -> None:
-    """Apply the resource limits of ``limits`` to this process (before touching any file), and end
-    it with the process that asked for the parse; lowest priority: a parse yields the CPU to every
-    other user's work."""
-    from .isolation import die_with_parent, limit_self
+    """Apply the resource limits of ``limits`` to this process (before touching any file); lowest
+    priority: a parse yields the CPU to every other user's work."""
+    from .isolation import limit_self
 
     limit_self(cpu_s=float(limits["parse_cpu_s"]), memory_bytes=int(float(limits["parse_memory_mb"]) * _MB),
                file_bytes=int(float(limits["max_cells"]) * 8 * 1.2) + 64 * _MB, nice=19)
-    die_with_parent()
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
@@ -79,11 +80,21 @@ def _run(request: dict[str, Any], out: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[1])
+    from .isolation import die_with_parent
+
+    die_with_parent()
+    # what every parse needs is imported while the worker waits for its request (a warm worker)
+    import numpy  # noqa: F401
+    import pandas  # noqa: F401
+
+    from . import io  # noqa: F401
+
     raw = sys.stdin.buffer.read(_MAX_REQUEST_BYTES + 1)
-    if len(raw) > _MAX_REQUEST_BYTES:
+    if not raw or len(raw) > _MAX_REQUEST_BYTES:
         return 4
     request = json.loads(raw)
+    out = Path(request["out"])
+    os.chdir(out)
     _limit_self(request["limits"])
     try:
         _run(request, out)

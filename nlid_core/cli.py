@@ -33,10 +33,11 @@ import re
 import sys
 import unicodedata
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
+from ._cli_common import COMMAND_HELP
 from .errors import NlidError
 
 __all__ = ["main", "one_line", "MESSAGE_CHARS"]
@@ -170,21 +171,49 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
                         f" {MAX_GENERATED_SAMPLES:,} are generated")
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    from ._cli_friction import add_friction_parser
-    from ._cli_mdof import add_experiments_parser, add_mdof_options, add_mimo_parser
+def _command_of(argv: Sequence[str] | None) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option), or None."""
+    for word in sys.argv[1:] if argv is None else argv:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser, with the arguments of the command ``argv`` names (every command when None is
+    named, e.g. for ``--help``, lists with its one-line help only).
+
+    Building only the named command's arguments keeps start-up light: each command's module (and what
+    it imports: pandas, sqlalchemy, the estimators) is imported only when that command runs.
+    """
+    command = _command_of(argv)
+    p = _Parser(prog="python -m nlid_core", description="Identify nonlinear single-DOF mechanical systems.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    if command not in COMMAND_HELP:
+        for name, text in COMMAND_HELP.items():
+            sub.add_parser(name, help=text)
+        return p
+    ident = _add_identify(sub) if command in _USE_IDENTIFY else None
+    for name, text in COMMAND_HELP.items():
+        if name == "identify":
+            if ident is None:
+                sub.add_parser(name, help=text)
+        elif name == command:
+            _BUILDERS[name](sub, ident)
+        else:
+            sub.add_parser(name, help=text)
+    return p
+
+
+def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    from ._cli_mdof import add_mdof_options
     from ._cli_model import add_model_options
-    from ._cli_simulate import add_simulate_parser
+    from ._cli_studies import add_study_options
     from .estimate import INITIAL_STATES, METHODS
-    from .examples import EXAMPLES
-    from .friction.experiments import FRICTION_EXAMPLES
     from .models import DEFAULT_TERMS, TERMS
     from .simulate import INPUT_HOLDS
 
-    p = _Parser(prog="python -m nlid_core", description="Identify nonlinear single-DOF mechanical systems.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    ident = sub.add_parser("identify", help="identify model parameters from measured records")
+    ident = sub.add_parser("identify", help=COMMAND_HELP["identify"])
     ident.add_argument("data", nargs="*", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
     ident.add_argument("--columns", type=_columns_spec,
                        help="column mapping, e.g. t=time,f=force,x=disp; several DOFs: t=time,f1=F,x1=X1,x2=X2"
@@ -222,11 +251,16 @@ def _build_parser() -> argparse.ArgumentParser:
     ident.add_argument("--n-init", type=_count, default=50, help="validation samples used for the initial state")
     ident.add_argument("--json", metavar="OUT", help="write the result as JSON")
     ident.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    from ._cli_studies import add_health_parser, add_studies_parser, add_study_options
-
     add_study_options(ident)
+    return ident
 
-    ex = sub.add_parser("example", help="write an example record with a known answer",
+
+
+def _add_example(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    from .examples import EXAMPLES
+    from .friction.experiments import FRICTION_EXAMPLES
+
+    ex = sub.add_parser("example", help=COMMAND_HELP["example"],
                         description="Chirp-driven single-DOF systems (" + ", ".join(sorted(EXAMPLES)) + "); "
                                     "simulated friction experiments with a LuGre truth ("
                                     + ", ".join(FRICTION_EXAMPLES) + ": --truth takes the LuGre parameters and"
@@ -245,7 +279,10 @@ def _build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--noise", metavar="CH=SD,...", help="noise standard deviation per channel, e.g. x=1e-4,v=1e-3")
     ex.add_argument("--measured", metavar="x[,v,a]", help="response channels written to the file")
 
-    exc = sub.add_parser("excitation", help="write a test signal (CSV with columns t, f) for a shaker controller")
+
+
+def _add_excitation(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    exc = sub.add_parser("excitation", help=COMMAND_HELP["excitation"])
     exc.add_argument("kind", choices=("linear-chirp", "log-chirp", "multisine", "stepped-sine"))
     exc.add_argument("--out", required=True, help="output CSV file")
     exc.add_argument("--f0", type=_nonnegative, default=0.5, help="start / lowest frequency (Hz)")
@@ -255,7 +292,10 @@ def _build_parser() -> argparse.ArgumentParser:
     exc.add_argument("--fs", type=_rate, default=500.0, help="sampling rate (Hz)")
     exc.add_argument("--steps", type=_count, default=8, help=f"frequencies of the stepped sine (2 to {MAX_STEPS})")
 
-    des = sub.add_parser("design", help="predict the parameter uncertainty a linear-chirp test would give")
+
+
+def _add_design(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    des = sub.add_parser("design", help=COMMAND_HELP["design"])
     des.add_argument("--truth", required=True, metavar="NAME=VALUE,...", help="prior model, e.g. m0=2,c1=0.5,k1=800,k3=2e4")
     des.add_argument("--noise", type=_positive, required=True, help="displacement noise standard deviation (m)")
     des.add_argument("--amplitude", type=_positive, default=10.0, help="chirp amplitude (N)")
@@ -267,29 +307,90 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="also search amplitudes x1/3, x2/3, x1 and bands up to f1/2, f1, 1.5 f1 for the best test")
     des.add_argument("--json", metavar="OUT", help="write the prediction(s) as JSON")
 
-    terms = sub.add_parser("terms", help="list the model terms: force, parameters (unit, default bounds and"
-                                         " value, fixed or not), internal states")
+
+
+def _add_terms(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    terms = sub.add_parser("terms", help=COMMAND_HELP["terms"])
     terms.add_argument("--json", action="store_true", help="print the table as JSON")
 
+
+
+def _add_simulate(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_simulate import add_simulate_parser
+
+    assert ident is not None
     add_simulate_parser(sub, ident)
+
+
+def _add_friction(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_friction import add_friction_parser
+
+    assert ident is not None
     add_friction_parser(sub, ident)
+
+
+def _add_experiments(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_mdof import add_experiments_parser
+
     add_experiments_parser(sub)
+
+
+def _add_mimo(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_mdof import add_mimo_parser
+
+    assert ident is not None
     add_mimo_parser(sub, ident)
+
+
+def _add_split(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
     from ._cli_split import add_split_parser
 
+    assert ident is not None
     add_split_parser(sub, ident)
+
+
+def _add_pendulum(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
     from ._cli_pendulum import add_pendulum_parser
 
     add_pendulum_parser(sub)
+
+
+def _add_batch(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
     from ._cli_batch import add_batch_parser
 
     add_batch_parser(sub)
+
+
+def _add_nonlinearity(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
     from ._cli_evidence import add_evidence_parser
 
+    assert ident is not None
     add_evidence_parser(sub, ident)
+
+
+def _add_studies(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_studies import add_studies_parser
+
     add_studies_parser(sub)
+
+
+def _add_health(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
+    from ._cli_studies import add_health_parser
+
     add_health_parser(sub)
-    return p
+
+
+#: How each command's arguments are added (identify's by :func:`_add_identify`).
+_BUILDERS: dict[str, Callable[[argparse._SubParsersAction[Any], argparse.ArgumentParser | None], None]] = {
+    "example": _add_example, "excitation": _add_excitation, "design": _add_design, "terms": _add_terms,
+    "simulate": _add_simulate, "friction": _add_friction, "experiments": _add_experiments, "mimo": _add_mimo,
+    "split": _add_split, "pendulum": _add_pendulum, "batch": _add_batch, "nonlinearity": _add_nonlinearity,
+    "studies": _add_studies, "health": _add_health,
+}
+#: Commands that read record files (a reader is started ahead for them).
+_READS_FILES = frozenset({"identify", "simulate", "split", "friction", "nonlinearity", "mimo"})
+#: Commands that take some of identify's options as they are.
+_USE_IDENTIFY = frozenset({"identify", "simulate", "friction", "mimo", "split", "nonlinearity"})
 
 
 def _split(spec: str) -> tuple[str, ...]:
@@ -708,7 +809,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             # nothing but the one error line goes to stderr: warnings of the commands that do not report them
             # (example, excitation, design) end up here and are dropped
             warnings.simplefilter("always")
-            args = _build_parser().parse_args(argv)
+            args = _build_parser(argv).parse_args(argv)
+            if args.command in _READS_FILES:
+                from .guard import prestart_reader
+
+                prestart_reader()  # the reader's imports overlap with this process's
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
                        "nonlinearity": _nonlinearity, "pendulum": _pendulum, "batch": _batch, "studies": _studies,

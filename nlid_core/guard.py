@@ -45,12 +45,22 @@ from typing import Any
 import numpy as np
 
 from .errors import DataValidationError
-from .isolation import WorkerExit, run_module
+from .isolation import WorkerExit, prestart, run_module
 from .limits import LIMIT_VARIABLES, Limits
 from .channels import MAX_DOF, parse_channel
 from .record import Record, from_channels
 
-__all__ = ["load_record_guarded", "load_records_guarded", "parse_slots"]
+__all__ = ["PARSE_WORKER", "load_record_guarded", "load_records_guarded", "parse_slots", "prestart_reader"]
+
+#: The module every guarded parse runs in.
+PARSE_WORKER = "nlid_core._parse_worker"
+
+
+def prestart_reader() -> None:
+    """Start a file-reading worker now, in the background, so that the next guarded parse finds one
+    with its imports done (a front end calls it when a file will be read: the dashboard at start,
+    the CLI before it builds the model)."""
+    prestart(PARSE_WORKER)
 
 StrPath = str | PathLike[str]
 
@@ -204,7 +214,7 @@ def _guarded(paths: list[StrPath], kwargs: dict[str, Any], *, single: bool, limi
         with tempfile.TemporaryDirectory(prefix="nlid-parse-") as tmp:
             out = Path(tmp)
             try:
-                ended = run_module("nlid_core._parse_worker", request, out, wall_s=lim.parse_timeout_s)
+                ended = run_module(PARSE_WORKER, request, out, wall_s=lim.parse_timeout_s, warm=True)
             except OSError as exc:
                 raise DataValidationError(
                     f"could not start the file-reading worker: {exc.strerror or exc}") from None

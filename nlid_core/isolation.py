@@ -12,10 +12,10 @@ batch items: :mod:`nlid_core.multibody.parallel`). This module holds what they s
   (Linux), and in every case a watcher thread that ends the worker when the parent's pid is gone or
   (for ``multiprocessing`` workers started by a forkserver, whose direct parent is the forkserver)
   when the pipe from the starting process closes;
-* :func:`run_module` starts ``python -m MODULE OUTDIR`` in its own session with a JSON request on
-  standard input, waits at most a wall-clock limit, kills the whole session on the way out (a
-  timeout, an exception, an interrupted caller) and returns the wait status with the CPU time and
-  peak memory the worker used.
+* :func:`run_module` hands a JSON request to ``python -m MODULE`` on standard input (a worker
+  started for it, or one started ahead that has done its imports: :func:`prestart`), waits at most
+  a wall-clock limit, kills the worker's whole session on the way out (a timeout, an exception, an
+  interrupted caller) and returns the wait status with the CPU time and peak memory it used.
 
 References
 ----------
@@ -30,9 +30,11 @@ import json
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -42,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["PARENT_PID_ENV", "CpuBudgetExceeded", "WorkerExit", "cpu_budget", "die_with_parent", "kill_session",
-           "limit_self", "run_module"]
+           "limit_self", "prestart", "run_module"]
 
 #: Environment variable through which :func:`run_module` tells a worker its parent's pid.
 PARENT_PID_ENV = "NLID_PARENT_PID"
@@ -204,18 +206,7 @@ class WorkerExit:
         return os.WEXITSTATUS(self.status) if not self.timed_out and os.WIFEXITED(self.status) else None
 
 
-def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float) -> WorkerExit:
-    """Run ``python -m module OUT`` with ``request`` as JSON on standard input; wait at most ``wall_s``.
-
-    The worker starts in a session of its own (so a kill reaches whatever it starts), with one
-    thread per numeric library, ``PYTHONPATH`` leading to this package and ``NLID_PARENT_PID`` set
-    (for :func:`die_with_parent`); it is expected to limit itself with :func:`limit_self`.
-
-    Raises
-    ------
-    OSError
-        The worker could not be started.
-    """
+def _worker_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
@@ -224,15 +215,106 @@ def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float
     env["MALLOC_ARENA_MAX"] = "2"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env[PARENT_PID_ENV] = str(os.getpid())
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module, str(out)],
+    return env
+
+
+def _environment_key() -> int:
+    return hash(tuple(sorted(os.environ.items())))
+
+
+def _popen(module: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", module],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        cwd=str(out), env=env, start_new_session=True, close_fds=True,
+        cwd=tempfile.gettempdir(), env=_worker_env(), start_new_session=True, close_fds=True,
     )
+
+
+class _WarmPool:
+    """Workers started ahead of need, waiting for their one request on standard input.
+
+    A worker imports what it needs (numpy, pandas, the readers) while it waits, so a request finds
+    it ready: the overhead of isolation is then a pipe write and the answer's files. Each worker
+    serves one request and exits, so no state passes from one untrusted file to the next. Workers
+    are started by one long-lived thread (``PR_SET_PDEATHSIG`` is bound to the starting thread)
+    and only used while the environment is the one they were started with.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[tuple[int, subprocess.Popen[bytes]]]] = {}
+        self._wanted: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def _serve(self) -> None:
+        while True:
+            module = self._wanted.get()
+            try:
+                proc = _popen(module)
+            except OSError:
+                continue
+            with self._lock:
+                self._idle.setdefault(module, []).append((_environment_key(), proc))
+
+    def prestart(self, module: str) -> None:
+        """Have one worker of ``module`` waiting (started in the background; no-op when one is)."""
+        with self._lock:
+            idle = [(k, p) for k, p in self._idle.get(module, []) if p.poll() is None]
+            self._idle[module] = idle
+            if idle:
+                return
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="nlid-warm-workers", daemon=True)
+                self._thread.start()
+        self._wanted.put(module)
+
+    def take(self, module: str) -> subprocess.Popen[bytes] | None:
+        """A waiting worker of ``module`` started in the current environment, or None."""
+        key = _environment_key()
+        with self._lock:
+            idle = self._idle.get(module, [])
+            while idle:
+                k, proc = idle.pop()
+                if k == key and proc.poll() is None:
+                    return proc
+                kill_session(proc.pid)
+                proc.wait()
+        return None
+
+
+_WARM = _WarmPool()
+
+
+def prestart(module: str) -> None:
+    """Start a worker of ``module`` in the background now, for the next :func:`run_module` with
+    ``warm=True`` (a front end calls it when it knows a file will be read)."""
+    _WARM.prestart(module)
+
+
+def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float, warm: bool = False) -> WorkerExit:
+    """Run ``python -m module`` with ``request`` (plus ``"out": OUT``) as JSON on standard input; wait
+    at most ``wall_s``.
+
+    The worker runs in a session of its own (so a kill reaches whatever it starts), with one thread
+    per numeric library, ``PYTHONPATH`` leading to this package and ``NLID_PARENT_PID`` set (for
+    :func:`die_with_parent`); it is expected to limit itself with :func:`limit_self` once it has
+    read the request, and to write its answer in ``OUT``. With ``warm``, a worker started ahead
+    (:func:`prestart`) is used when one is waiting, and another is started for the next request.
+
+    Raises
+    ------
+    OSError
+        The worker could not be started.
+    """
+    start = time.monotonic()
+    proc = _WARM.take(module) if warm else None
+    if warm:
+        _WARM.prestart(module)
+    if proc is None:
+        proc = _popen(module)
     assert proc.stdin is not None
     try:
-        proc.stdin.write(json.dumps(request).encode())
+        proc.stdin.write(json.dumps({**request, "out": str(out)}).encode())
         proc.stdin.close()
     except OSError:
         pass  # the worker died at once; its status says why
@@ -300,7 +382,10 @@ def cpu_budget(seconds: float | None, message: str) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        raise CpuBudgetExceeded(message)
+        # a signal of an earlier budget can still be pending when this one starts: only a real overrun counts
+        now = resource.getrusage(resource.RUSAGE_SELF)
+        if now.ru_utime + now.ru_stime >= want - 0.1:
+            raise CpuBudgetExceeded(message)
 
     previous = signal.signal(signal.SIGXCPU, handler)
     resource.setrlimit(resource.RLIMIT_CPU, (want, hard))

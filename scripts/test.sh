@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (a few minutes on 2 cores).
-# Browser tests need Chromium: installed here with apt-get when running as root on Debian/Ubuntu;
-# elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM points to it).
+# Set up, then run the whole test suite: the type check, then the tests on two worker processes
+# (about 10 minutes on 2 cores). Arguments go to pytest and skip the type check, e.g.
+#   bash scripts/test.sh -m "not browser and not app and not postgres and not subprocess and not lint"
+# runs the fast part (under 3 minutes). Browser tests need Chromium: installed here with apt-get when
+# running as root on Debian/Ubuntu; elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM
+# points to it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
@@ -17,5 +20,14 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${NLID_CHROMIUM:-}" ]; then
     else
         echo "chromium not found: browser tests will be skipped (install it, or set NLID_CHROMIUM)"
     fi
+fi
+# Compiled kernels and term programs are cached outside the source tree, reused by later runs.
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/nlid"
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$cache/numba}"
+if [ "$#" -eq 0 ]; then
+    echo "type check: mypy --strict nlid_core"
+    .venv/bin/python -m mypy --strict --cache-dir "$cache/mypy" nlid_core
+    export NLID_TYPECHECKED=1
+    exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup --durations=25
 fi
 exec .venv/bin/python -m pytest -q "$@"

@@ -9,14 +9,21 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from nlid_core.examples import make_example
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests: 150 examples each in the suite, 700 with NLID_HYPOTHESIS_PROFILE=thorough (bench/nightly).
+hypothesis_settings.register_profile("ci", max_examples=150)
+hypothesis_settings.register_profile("thorough", max_examples=700)
+hypothesis_settings.load_profile(os.environ.get("NLID_HYPOTHESIS_PROFILE", "ci"))
 
 
 def shared_data_dir() -> Path | None:
@@ -107,3 +114,81 @@ def pg_server():
         subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
                        capture_output=True, timeout=120)
         shutil.rmtree(base, ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------- kinds of tests
+
+#: Every kind a test is marked with, and how it is found (README "Tests" says how to run each part).
+KINDS = {
+    "browser": "a real browser against a dashboard server (tests/browser)",
+    "app": "Streamlit AppTest of the dashboard's pages (tests/app)",
+    "postgres": "a throwaway real PostgreSQL server (uses the pg_server fixture)",
+    "subprocess": "runs the command line, a server or a worker in another process (the module starts processes)",
+    "lint": "reads the source tree: types, architecture, packaging",
+}
+_LINT_MODULES = {"test_typing.py", "test_architecture.py", "test_docker.py"}
+#: Seconds the fast part (no test of the kinds above) may take on a quiet 2-core machine.
+FAST_BUDGET_S = 180.0
+_process_markers: dict[Path, bool] = {}
+
+
+def _starts_processes(path: Path) -> bool:
+    if path not in _process_markers:
+        text = path.read_text(encoding="utf-8")
+        _process_markers[path] = any(word in text for word in ("subprocess", "sys.executable", "Popen",
+                                                               "load_record_guarded", "load_records_guarded",
+                                                               "run_job(", "jobs.Job(", "ProcessRunner",
+                                                               "custom_term(", "parse_custom("))
+    return _process_markers[path]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, text in KINDS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test by kind, from where it lives and what it uses (filtered by path: a hook in this
+    conftest sees every test of the session)."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        try:
+            rel = path.relative_to(tests)
+        except ValueError:
+            continue
+        if rel.parts[0] == "browser":
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))  # one dashboard server and browser at a time
+        elif rel.parts[0] == "app":
+            item.add_marker(pytest.mark.app)
+        if "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+        if rel.name in _LINT_MODULES:
+            item.add_marker(pytest.mark.lint)
+        elif _starts_processes(path):
+            item.add_marker(pytest.mark.subprocess)
+
+
+def _is_fast_run(config: pytest.Config) -> bool:
+    expr = (config.getoption("markexpr", "") or "").replace(" ", "")
+    return all(f"not{kind}" in expr for kind in KINDS)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config._nlid_started = time.monotonic()  # type: ignore[attr-defined]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The fast part has a time budget: over it, the run fails with a line saying so."""
+    config = session.config
+    if not _is_fast_run(config) or hasattr(config, "workerinput"):
+        return
+    took = time.monotonic() - config._nlid_started  # type: ignore[attr-defined]
+    budget = float(os.environ.get("NLID_FAST_BUDGET_S", FAST_BUDGET_S))
+    if took > budget:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"FAILED the fast part took {took:.0f} s, over its budget of {budget:.0f} s: "
+                                "make the slow tests cheaper or mark them by kind", red=True)

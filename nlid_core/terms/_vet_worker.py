@@ -1,7 +1,7 @@
 """Worker process that derives and compiles one typed term under a CPU budget (see
 :mod:`nlid_core.terms.vetting`).
 
-Run as ``python -m nlid_core.terms._vet_worker OUTDIR`` with ``{"name", "expression", "cpu_s"}`` as
+Run as ``python -m nlid_core.terms._vet_worker`` with ``{"name", "expression", "cpu_s", "out"}`` as
 JSON on standard input. It limits itself first, ends with the process that asked, and answers in
 ``OUTDIR``: ``answer.json`` (``{"ok": true}`` or ``{"error": message}``) and, when ok, the compiled
 programs as the program cache stores them. A CPU-limit signal leaves no answer; the parent says why.
@@ -19,14 +19,14 @@ _MAX_REQUEST_BYTES = 100_000
 def main(argv: list[str]) -> int:
     from nlid_core.isolation import die_with_parent, limit_self
 
-    out = Path(argv[1])
+    die_with_parent()
     raw = sys.stdin.buffer.read(_MAX_REQUEST_BYTES + 1)
-    if len(raw) > _MAX_REQUEST_BYTES:
+    if not raw or len(raw) > _MAX_REQUEST_BYTES:
         return 4
     request = json.loads(raw)
+    out = Path(request["out"])
     limit_self(cpu_s=float(request["cpu_s"]), memory_bytes=1 << 30, file_bytes=64 << 20, nice=10,
                hard_cpu_margin_s=2)
-    die_with_parent()
     from nlid_core.terms.vetting import worker_compile
 
     try:
