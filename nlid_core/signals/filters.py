@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import signal as sp_signal
 
 from .._checks import check_int as _check_int
 from ..channels import parse_channel
@@ -64,6 +63,8 @@ def lowpass(y: ArrayLike, dt: float, f_cut_hz: float, *, order: int = 4) -> Floa
             f"`f_cut_hz` must lie strictly between 0 and the Nyquist frequency {nyquist:.6g} Hz"
             f" (dt = {dt:.6g} s), got {f_cut_hz!r}"
         )
+    from scipy import signal as sp_signal  # noqa: PLC0415 (0.4 s to import: only when filtering)
+
     sos = sp_signal.butter(order, fc, btype="low", output="sos", fs=1.0 / dt)
     n_sections = sos.shape[0]
     padlen = min(3 * (2 * n_sections + 1), arr.size - 1)

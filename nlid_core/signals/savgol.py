@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 from numpy.polynomial import legendre
 from numpy.typing import ArrayLike
-from scipy import signal as sp_signal
 from scipy.ndimage import correlate1d
 from scipy.optimize import brentq
 
@@ -307,6 +306,8 @@ def _sg_apply(y: FloatArray, dt: float, window: int, polyorder: int, deriv: int)
     if window <= _SG_DIRECT_MAX:
         out[:] = correlate1d(r, coeffs, mode="nearest")
     else:
+        from scipy import signal as sp_signal  # noqa: PLC0415 (0.4 s to import: only when filtering)
+
         out[m : n - m] = sp_signal.oaconvolve(r, coeffs[::-1], mode="valid")
     # Ends: evaluate the polynomial fitted to the first/last window at the end samples
     # (scipy's mode="interp").
