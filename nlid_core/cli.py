@@ -213,7 +213,7 @@ def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentPars
     from .models import DEFAULT_TERMS, TERMS
     from .simulate import INPUT_HOLDS
 
-    ident = sub.add_parser("identify", help=COMMAND_HELP["identify"])
+    ident: argparse.ArgumentParser = sub.add_parser("identify", help=COMMAND_HELP["identify"])
     ident.add_argument("data", nargs="*", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
     ident.add_argument("--columns", type=_columns_spec,
                        help="column mapping, e.g. t=time,f=force,x=disp; several DOFs: t=time,f1=F,x1=X1,x2=X2"
@@ -809,11 +809,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             # nothing but the one error line goes to stderr: warnings of the commands that do not report them
             # (example, excitation, design) end up here and are dropped
             warnings.simplefilter("always")
-            args = _build_parser(argv).parse_args(argv)
-            if args.command in _READS_FILES:
+            if _command_of(argv) in _READS_FILES:
                 from .guard import prestart_reader
 
-                prestart_reader()  # the reader's imports overlap with this process's
+                prestart_reader(keep=False)  # the file reader's imports overlap with this process's
+            args = _build_parser(argv).parse_args(argv)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
                        "nonlinearity": _nonlinearity, "pendulum": _pendulum, "batch": _batch, "studies": _studies,

@@ -56,11 +56,11 @@ __all__ = ["PARSE_WORKER", "load_record_guarded", "load_records_guarded", "parse
 PARSE_WORKER = "nlid_core._parse_worker"
 
 
-def prestart_reader() -> None:
+def prestart_reader(*, keep: bool = True) -> None:
     """Start a file-reading worker now, in the background, so that the next guarded parse finds one
-    with its imports done (a front end calls it when a file will be read: the dashboard at start,
-    the CLI before it builds the model)."""
-    prestart(PARSE_WORKER)
+    with its imports done (a front end calls it when a file will be read: the dashboard's Data page,
+    with ``keep`` so that one is always waiting; the CLI once, before it builds the model)."""
+    prestart(PARSE_WORKER, keep=keep)
 
 StrPath = str | PathLike[str]
 

@@ -50,7 +50,7 @@ __all__ = ["PARENT_PID_ENV", "CpuBudgetExceeded", "WorkerExit", "cpu_budget", "d
 PARENT_PID_ENV = "NLID_PARENT_PID"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 _PR_SET_PDEATHSIG = 1
-_POLL_S = 0.02
+_POLL_S = 0.005
 _WATCH_S = 0.5
 
 
@@ -243,6 +243,8 @@ class _WarmPool:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: dict[str, list[tuple[int, subprocess.Popen[bytes]]]] = {}
+        self._pending: dict[str, int] = {}
+        self.kept: set[str] = set()  # modules refilled after each use
         self._wanted: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -250,19 +252,33 @@ class _WarmPool:
         while True:
             module = self._wanted.get()
             try:
-                proc = _popen(module)
+                proc: subprocess.Popen[bytes] | None = _popen(module)
             except OSError:
-                continue
+                proc = None
             with self._lock:
-                self._idle.setdefault(module, []).append((_environment_key(), proc))
+                self._pending[module] = max(self._pending.get(module, 0) - 1, 0)
+                if proc is not None:
+                    self._idle.setdefault(module, []).append((_environment_key(), proc))
+
+    def _usable(self, module: str) -> list[tuple[int, subprocess.Popen[bytes]]]:
+        """The idle workers of ``module`` still alive and of this environment (the others are ended)."""
+        key = _environment_key()
+        keep = []
+        for k, proc in self._idle.get(module, []):
+            if k == key and proc.poll() is None:
+                keep.append((k, proc))
+            else:
+                kill_session(proc.pid)
+                proc.wait()
+        self._idle[module] = keep
+        return keep
 
     def prestart(self, module: str) -> None:
-        """Have one worker of ``module`` waiting (started in the background; no-op when one is)."""
+        """Have one worker of ``module`` waiting (started in the background; no-op when one is or will be)."""
         with self._lock:
-            idle = [(k, p) for k, p in self._idle.get(module, []) if p.poll() is None]
-            self._idle[module] = idle
-            if idle:
+            if self._usable(module) or self._pending.get(module, 0):
                 return
+            self._pending[module] = self._pending.get(module, 0) + 1
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._serve, name="nlid-warm-workers", daemon=True)
                 self._thread.start()
@@ -270,24 +286,20 @@ class _WarmPool:
 
     def take(self, module: str) -> subprocess.Popen[bytes] | None:
         """A waiting worker of ``module`` started in the current environment, or None."""
-        key = _environment_key()
         with self._lock:
-            idle = self._idle.get(module, [])
-            while idle:
-                k, proc = idle.pop()
-                if k == key and proc.poll() is None:
-                    return proc
-                kill_session(proc.pid)
-                proc.wait()
-        return None
+            usable = self._usable(module)
+            return usable.pop()[1] if usable else None
 
 
 _WARM = _WarmPool()
 
 
-def prestart(module: str) -> None:
+def prestart(module: str, *, keep: bool = True) -> None:
     """Start a worker of ``module`` in the background now, for the next :func:`run_module` with
-    ``warm=True`` (a front end calls it when it knows a file will be read)."""
+    ``warm=True`` (a front end calls it when it knows a file will be read). With ``keep``, another
+    is started each time one is used (a server); without, this one only (a command run once)."""
+    if keep:
+        _WARM.kept.add(module)
     _WARM.prestart(module)
 
 
@@ -299,7 +311,8 @@ def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float
     per numeric library, ``PYTHONPATH`` leading to this package and ``NLID_PARENT_PID`` set (for
     :func:`die_with_parent`); it is expected to limit itself with :func:`limit_self` once it has
     read the request, and to write its answer in ``OUT``. With ``warm``, a worker started ahead
-    (:func:`prestart`) is used when one is waiting, and another is started for the next request.
+    (:func:`prestart`) is used when one is waiting (and another is started for the next request
+    where the caller asked to keep one waiting).
 
     Raises
     ------
@@ -308,7 +321,7 @@ def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float
     """
     start = time.monotonic()
     proc = _WARM.take(module) if warm else None
-    if warm:
+    if warm and module in _WARM.kept:
         _WARM.prestart(module)
     if proc is None:
         proc = _popen(module)

@@ -159,7 +159,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if rel.parts[0] == "browser":
             item.add_marker(pytest.mark.browser)
-            item.add_marker(pytest.mark.xdist_group("browser"))  # one dashboard server and browser at a time
         elif rel.parts[0] == "app":
             item.add_marker(pytest.mark.app)
         if "pg_server" in getattr(item, "fixturenames", ()):

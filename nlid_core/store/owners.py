@@ -21,7 +21,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Final
 
-from .schema import MAX_OWNER_LENGTH
+#: Longest owner name stored (the schema's column width).
+MAX_OWNER_LENGTH = 64
 
 __all__ = ["LOCAL_USER_ENV", "DEFAULT_LOCAL_USER", "owner_from", "local_name", "local_owner"]
 

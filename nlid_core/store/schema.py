@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from .owners import MAX_OWNER_LENGTH
+
 __all__ = [
     "SCHEMA_REVISION",
     "MAX_NAME_LENGTH",
@@ -45,8 +47,6 @@ __all__ = [
 SCHEMA_REVISION = "0002"
 #: Longest study, record or run name.
 MAX_NAME_LENGTH = 100
-#: Longest owner name.
-MAX_OWNER_LENGTH = 64
 #: Longest item key of a run (a batch item's identity).
 MAX_ITEM_KEY_LENGTH = 200
 

@@ -10,6 +10,7 @@ programs as the program cache stores them. A CPU-limit signal leaves no answer; 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -44,4 +45,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    os._exit(main(sys.argv))  # answer written: no interpreter teardown to wait for

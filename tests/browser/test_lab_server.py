@@ -1,7 +1,9 @@
-"""Ten engineers on one server at once (real browsers), then the server's memory after they leave.
+"""Engineers on one server at once (real browsers), then the server's memory after they leave.
+
+Four in the suite; ``NLID_LAB_SESSIONS=10`` runs the full load of ten (as before a release).
 
 The server runs in trusted-header mode (``NLID_AUTH_HEADER``): each browser context sends its own
-``X-Forwarded-User``, as a reverse proxy would. Ten sessions each upload their own record (a
+``X-Forwarded-User``, as a reverse proxy would. The sessions each upload their own record (a
 different stiffness each), run an identification concurrently, save the run into a study of their own
 and open the Studies page, which must list their study and nobody else's. The identified k1 of each
 session must be its own record's (within 2 %), so no session saw another's data.
@@ -9,7 +11,7 @@ session must be its own record's (within 2 %), so no session saw another's data.
 Memory: the resident set of the server and its worker processes (proportional set size, so pages the
 forkserver's children share are not counted twice) is measured idle — after one warm-up session ran the
 same steps and closed, so the one-time imports and compiled kernels are in the baseline — and again
-after the ten sessions closed and Streamlit let go of them (``server.disconnectedSessionTTL`` and the
+after the sessions closed and Streamlit let go of them (``server.disconnectedSessionTTL`` and the
 cache's time-to-live shortened for the test). It must come back within 20 % of idle.
 """
 
@@ -23,7 +25,8 @@ import pandas as pd
 
 from .conftest import serve, shot, wait_idle
 
-SESSIONS = 10
+#: Engineers at once: 4 in the suite, NLID_LAB_SESSIONS=10 for the full load check (about 4 minutes).
+SESSIONS = int(os.environ.get("NLID_LAB_SESSIONS", "4"))
 HEADER = "X-Forwarded-User"
 TRUE_K1 = [1500.0 + 150.0 * i for i in range(SESSIONS)]  # N/m: each engineer's own spring
 
@@ -125,7 +128,7 @@ def _save_and_list(pg, study: str) -> str:  # type: ignore[no-untyped-def]
     return seen
 
 
-def test_ten_engineers_at_once_then_memory_returns_to_idle(browser, tmp_path):  # type: ignore[no-untyped-def]
+def test_engineers_at_once_then_memory_returns_to_idle(browser, tmp_path):  # type: ignore[no-untyped-def]
     from nlid_core.store.db import open_store
     from nlid_core.store import studies as S
 
@@ -161,7 +164,7 @@ def test_ten_engineers_at_once_then_memory_returns_to_idle(browser, tmp_path):  
         after = _settled_memory(server.pid, 6.0)
         while after > 1.2 * idle and time.monotonic() < deadline:
             after = _settled_memory(server.pid, 6.0)
-        print(f"\nserver memory (PSS, server + workers): idle {idle:.0f} MB, ten sessions busy {busy:.0f} MB, "
+        print(f"\nserver memory (PSS, server + workers): idle {idle:.0f} MB, {SESSIONS} sessions busy {busy:.0f} MB, "
               f"peak {peak:.0f} MB, after they closed {after:.0f} MB ({after / idle - 1:+.1%})")
         assert after <= 1.2 * idle, (idle, peak, after)
 
