@@ -28,6 +28,6 @@ if [ "$#" -eq 0 ]; then
     echo "type check: mypy --strict nlid_core"
     .venv/bin/python -m mypy --strict --cache-dir "$cache/mypy" nlid_core
     export NLID_TYPECHECKED=1
-    exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25
+    exec .venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=25
 fi
 exec .venv/bin/python -m pytest -q "$@"

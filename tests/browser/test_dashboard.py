@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .conftest import shot, wait_idle
+from .conftest import shot, wait_idle, wait_text
 
 PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Friction & hysteresis", "Validate", "Identifiability",
          "Excitation design", "Export", "Teaching mode"]
@@ -75,7 +75,7 @@ def test_two_sessions_do_not_share_data(browser, app_url):  # type: ignore[no-un
         wait_idle(a)
         a.locator(".st-key-load_example button").click()
         wait_idle(a)
-        assert "seed: 6,000 samples" in a.locator('[data-testid="stSidebar"]').inner_text()
+        assert "seed: 6,000 samples" in wait_text(a.locator('[data-testid="stSidebar"]'), "seed: 6,000 samples")
         b = second.new_page()
         b.goto(app_url)
         wait_idle(b)
