@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite: the type check, then the tests on two worker processes
-# (about 10 minutes on 2 cores). Arguments go to pytest and skip the type check, e.g.
-#   bash scripts/test.sh -m "not browser and not app and not postgres and not subprocess and not lint"
-# runs the fast part (under 3 minutes). Browser tests need Chromium: installed here with apt-get when
+# (about 15 minutes on 2 cores). `bash scripts/test.sh --fast` runs the fast part (pure computation,
+# under 3 minutes, or the run fails); any other arguments go to pytest and skip the type check. Browser tests need Chromium: installed here with apt-get when
 # running as root on Debian/Ubuntu; elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM
 # points to it).
 set -euo pipefail
@@ -24,10 +23,15 @@ fi
 # Compiled kernels and term programs are cached outside the source tree, reused by later runs.
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/nlid"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$cache/numba}"
+if [ "${1:-}" = "--fast" ]; then
+    shift
+    exec .venv/bin/python -m pytest -q -n 2 --dist loadfile \
+        -m "not browser and not app and not postgres and not subprocess and not lint and not slow" "$@"
+fi
 if [ "$#" -eq 0 ]; then
     echo "type check: mypy --strict nlid_core"
     .venv/bin/python -m mypy --strict --cache-dir "$cache/mypy" nlid_core
     export NLID_TYPECHECKED=1
-    exec .venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=25
+    exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25
 fi
 exec .venv/bin/python -m pytest -q "$@"

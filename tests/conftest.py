@@ -125,8 +125,12 @@ KINDS = {
     "postgres": "a throwaway real PostgreSQL server (uses the pg_server fixture)",
     "subprocess": "runs the command line, a server or a worker in another process (the module starts processes)",
     "lint": "reads the source tree: types, architecture, packaging",
+    "slow": "recovery checks behind costly shared fixtures (staged friction, multi-DOF plans, level sweeps)",
 }
 _LINT_MODULES = {"test_typing.py", "test_architecture.py", "test_docker.py"}
+#: Modules whose fixtures cost tens of seconds (the 25 slowest of a full run, outside the other kinds).
+_SLOW_MODULES = {"test_friction.py", "test_friction_figures.py", "test_mdof.py", "test_nonlinearity.py",
+                 "test_multibody_inverse.py", "test_hysteresis_evidence.py"}
 #: Seconds the fast part (no test of the kinds above) may take on a quiet 2-core machine.
 FAST_BUDGET_S = 180.0
 _process_markers: dict[Path, bool] = {}
@@ -163,6 +167,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.app)
         if "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
+        if rel.name in _SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
         if rel.name in _LINT_MODULES:
             item.add_marker(pytest.mark.lint)
         elif _starts_processes(path):

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import zipfile
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 
 from nlid_core.errors import DataValidationError, ModelSpecError
 from nlid_core.terms import custom
+from tests.test_batch import MC_SPEC
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_S = 30.0
@@ -251,24 +251,7 @@ def test_a_batch_item_over_its_cpu_budget_fails_alone(tmp_path: Path, monkeypatc
                 sum(range(1000))
         return real(*args, **kwargs)
 
-    text = textwrap.dedent("""\
-        kind = "monte_carlo"
-        draws = 2
-        [model]
-        terms = ["m0", "c1", "k1"]
-        values = { m0 = 1.0, c1 = 0.8, k1 = 1500.0 }
-        [excitation]
-        kind = "linear_chirp"
-        f0_hz = 1.0
-        f1_hz = 12.0
-        amplitude_n = 5.0
-        duration_s = 1.0
-        fs_hz = 200.0
-        [measurement]
-        noise = { x = 1e-5 }
-        [fit]
-        method = "equation-error"
-        """)
+    text = MC_SPEC.format(draws=2, seed=1, method="equation-error", duration=1.0)
     with open_store(f"sqlite:///{tmp_path / 'warm.sqlite'}") as store:  # compiled kernels loaded: not an item's cost
         assert run_batch(store, "local", parse_spec(text), serial=True).n_failed == 0
     monkeypatch.setattr(estimate, "identify", slow_first)
@@ -338,22 +321,7 @@ def _kill_parent(code: str, workers: int, within_s: float = 5.0) -> None:
 
 def test_sigkill_of_a_batch_command_leaves_no_worker(tmp_path: Path) -> None:
     spec = tmp_path / "mc.toml"
-    spec.write_text(textwrap.dedent("""\
-        kind = "monte_carlo"
-        draws = 400
-        [model]
-        terms = ["m0", "c1", "k1", "k3"]
-        values = { m0 = 1.0, c1 = 0.8, k1 = 1500.0, k3 = 2e5 }
-        [excitation]
-        kind = "linear_chirp"
-        f0_hz = 1.0
-        f1_hz = 12.0
-        amplitude_n = 5.0
-        duration_s = 4.0
-        fs_hz = 200.0
-        [measurement]
-        noise = { x = 1e-5 }
-        """))
+    spec.write_text(MC_SPEC.format(draws=400, seed=1, method="two-stage", duration=4.0))
     proc = subprocess.Popen([sys.executable, "-m", "nlid_core", "batch", str(spec), "--database",
                              f"sqlite:///{tmp_path / 's.sqlite'}", "--workers", "2", "--quiet"], cwd=REPO, env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
