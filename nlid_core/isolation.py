@@ -187,7 +187,8 @@ class WorkerExit:
     cpu_s : float, s
         CPU time it used (user + system).
     maxrss_mb : float, MB
-        Its peak resident memory.
+        Its peak resident memory as far as it is known (sampled while it ran, and the kernel's
+        figure where that is above what a forked child inherits); 0 when unknown.
     """
 
     status: int
@@ -335,12 +336,14 @@ def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float
     status: int | None = None
     timed_out = False
     rusage = None
+    peak_kb = 0
     try:
         while True:
             pid, wstatus, rusage = os.wait4(proc.pid, os.WNOHANG)
             if pid == proc.pid:
                 status = wstatus
                 break
+            peak_kb = max(peak_kb, _high_water_kb(proc.pid))
             if time.monotonic() > deadline:
                 kill_session(proc.pid)
                 _, status, rusage = os.wait4(proc.pid, 0)
@@ -358,8 +361,27 @@ def run_module(module: str, request: dict[str, Any], out: Path, *, wall_s: float
             kill_session(proc.pid)  # anything the worker started in its session goes with it
         proc.returncode = 0  # reaped here; keep Popen from waiting again
     assert rusage is not None
+    # the kernel's peak for a child includes the size of the process it was forked from (the peak of
+    # the old address space is kept across exec): only a peak above this process's own is the worker's
+    import resource
+
+    inherited_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if rusage.ru_maxrss > inherited_kb:
+        peak_kb = max(peak_kb, rusage.ru_maxrss)
     return WorkerExit(status=int(status), timed_out=timed_out, cpu_s=rusage.ru_utime + rusage.ru_stime,
-                      maxrss_mb=rusage.ru_maxrss / 1024.0)
+                      maxrss_mb=peak_kb / 1024.0)
+
+
+def _high_water_kb(pid: int) -> int:
+    """The peak resident size of the live process ``pid`` since its exec (``VmHWM``), in kB; 0 if unknown."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 class CpuBudgetExceeded(BaseException):
