@@ -78,10 +78,10 @@ def test_a_term_over_its_cpu_budget_is_refused_naming_it(monkeypatch: pytest.Mon
     with pytest.raises(ModelSpecError, match=r"custom term `slow` = .* needs more than 1 s of CPU time.*NLID_TERM_CPU_S"):
         custom.custom_term("slow", SQRT_CHAIN)
     assert time.monotonic() - t0 < 15
-    t0 = time.monotonic()
+    t0 = time.process_time()
     with pytest.raises(ModelSpecError, match="needs more than 1 s"):  # remembered: a rerun costs nothing
         custom.custom_term("slow", SQRT_CHAIN)
-    assert time.monotonic() - t0 < 0.1
+    assert time.process_time() - t0 < 0.1
 
 
 def test_a_deep_chain_compiles_quickly_and_exactly() -> None:
@@ -109,10 +109,10 @@ def test_a_deep_chain_compiles_quickly_and_exactly() -> None:
 
 
 def test_a_term_too_large_is_refused_before_any_symbolic_work() -> None:
-    t0 = time.monotonic()
+    t0 = time.process_time()
     with pytest.raises(ModelSpecError, match=r"custom term `big` is nested too deeply: its derivatives would have"):
         custom.custom_term("big", PRODUCT)
-    assert time.monotonic() - t0 < 0.5  # no worker started
+    assert time.process_time() - t0 < 0.5  # no worker started, no symbolic work
 
 
 def test_the_cli_refuses_a_slow_term_in_one_line(tmp_path: Path) -> None:

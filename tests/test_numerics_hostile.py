@@ -179,14 +179,14 @@ def test_resampling_a_single_far_sample_is_refused_before_allocating():
     f = np.sin(np.arange(26.0))
     x = np.cos(np.arange(26.0))
     tracemalloc.start()
-    start = time.perf_counter()
+    start = time.process_time()
     try:
         with pytest.raises(DataValidationError) as info:
             from_arrays(t, f, x, resample=True)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - start < 2.0 and peak < 10_000_000
+    assert time.process_time() - start < 2.0 and peak < 10_000_000
     msg = str(info.value)
     assert "one interval of 1000 s" in msg and "intervals of 1 µs" in msg and "1e+09 samples" in msg
     assert "\n" not in msg

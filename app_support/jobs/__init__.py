@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from . import warmup  # noqa: F401 - prepares the forkserver when the forkserver imports this package
 from .page import CANCELLED_NOTICE, run
-from .probes import _allocate_for_tests, _crash_for_tests, _sleep_for_tests
+from .probes import _allocate_for_tests, _crash_for_tests, _origin_for_tests, _sleep_for_tests
 from .process import Job, prestart
 from .runner import _slots, _Slots, run_job
 from .settings import (

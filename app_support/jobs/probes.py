@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 
@@ -26,3 +27,10 @@ def _sleep_for_tests(seconds: float, progress: Callable[[str, float, str], None]
             progress("sleeping", k / steps, f"step {k + 1} of {steps}")
         time.sleep(seconds / steps)
     return os.getpid()
+
+
+def _origin_for_tests() -> tuple[int, int, list[str]]:
+    """Test helper: the worker's pid, its parent's pid and which preloaded modules it found imported."""
+    from .settings import PRELOAD
+
+    return os.getpid(), os.getppid(), [name for name in PRELOAD if name in sys.modules]
