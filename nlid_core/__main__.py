@@ -2,6 +2,10 @@
 
 import sys
 
-from .cli import main
+from .allocator import tune_for_command
+
+tune_for_command()  # a one-shot process: reuse faulted-in heap pages (see nlid_core.allocator)
+
+from .cli import main  # noqa: E402
 
 sys.exit(main())

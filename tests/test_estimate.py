@@ -8,6 +8,8 @@ within the bounds the issue states (1 %, c2 3 %, others 2 %).
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from scipy.optimize import least_squares
@@ -238,3 +240,35 @@ def test_rank_summary_says_what_the_columns_are() -> None:
     assert rank_summary(unc) == "rank 4 of 4 (2 parameters and 2 initial states)"
     unc1 = uncertainty_from_jacobian(jac[:, :1], rng.normal(size=50), ["k1"])
     assert rank_summary(unc1) == "rank 1 of 1 (1 parameter)"
+
+
+def test_the_bounded_solve_shortcut_agrees_with_bvls() -> None:
+    """Inside the bounds the unconstrained minimiser is taken; on or beyond a bound BVLS decides."""
+    from scipy.optimize import lsq_linear
+
+    from nlid_core.estimate.linear import _bounded_solve
+
+    rng = np.random.default_rng(3)
+    shortcut = 0
+    for _ in range(200):
+        r_mat = np.triu(rng.normal(size=(5, 5))) + 3 * np.eye(5)
+        rhs = rng.normal(size=5)
+        lb = np.where(rng.random(5) < 0.5, -np.inf, rng.normal(size=5) - 0.5)
+        ub = np.where(rng.random(5) < 0.7, np.inf, np.where(np.isfinite(lb), lb, -0.5) + 1 + rng.random(5))
+        z, active, ok, _ = _bounded_solve(r_mat, rhs, lb, ub)
+        ref = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+        assert ok and np.allclose(z, ref.x, atol=1e-9)
+        assert np.array_equal(active != 0, ref.active_mask != 0)
+        shortcut += not active.any()
+    assert 20 < shortcut < 200  # both branches were exercised
+
+
+def test_a_command_keeps_its_freed_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlid_core.allocator import tune_for_command
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc only")
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1000000")
+    assert tune_for_command() is False  # a user's own setting wins
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert tune_for_command() is True

@@ -79,8 +79,10 @@ def _warm_linear_algebra() -> float:
 
     The first call into numpy's and scipy's BLAS/LAPACK in a process allocates
     their buffers (milliseconds, once); like the simulator's compilation it is
-    counted in ``compile_s``, not in a stage.
+    counted in ``compile_s``, not in a stage. Later calls return 0 at once.
     """
+    if _WARM_LAPACK:
+        return 0.0
     t0 = time.perf_counter()
     a = np.eye(3) + 0.1
     np.linalg.lstsq(a, np.ones(3), rcond=None)
@@ -92,7 +94,11 @@ def _warm_linear_algebra() -> float:
     svd(tall, full_matrices=False)
     np.linalg.lstsq(tall, tall[:, 0], rcond=None)
     np.linalg.qr(tall)
+    _WARM_LAPACK.append(True)
     return time.perf_counter() - t0
+
+
+_WARM_LAPACK: list[bool] = []  # non-empty once this process has made its first LAPACK calls
 
 
 def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
@@ -112,8 +118,7 @@ def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
         try:
             with np.errstate(all="ignore"):
                 ee = equation_error(part, model, diagnostics=False)
-                output_error(part, model, positive_mass(ee.parameters, model, part),
-                             FitOptions(max_nfev=2, substeps=1), diagnostics=False)
+                output_error(part, model, positive_mass(ee.parameters, model, part), FitOptions(max_nfev=2))
         except (ValueError, ArithmeticError, RuntimeError):  # a short slice may carry too little: the stages report
             pass
     if len(_WARM) < 64:

@@ -45,6 +45,25 @@ def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
     return np.asarray(r_mat, dtype=np.float64), np.asarray(q_mat.T @ b, dtype=np.float64)
 
 
+def _bounded_solve(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: FloatArray
+                   ) -> tuple[FloatArray, FloatArray, bool, str]:
+    """min ‖R z − c‖ subject to lb ≤ z ≤ ub: ``(z, active_mask, success, message)`` as ``lsq_linear``.
+
+    The problem is convex, so when the unconstrained minimiser R⁻¹c lies strictly inside the bounds it
+    is the bounded one too, and no active-set iteration is needed (the usual case: most bounds are
+    ``m ≥ 0``-style and inactive). A badly conditioned R, or a minimiser on or beyond a bound, goes to
+    BVLS.
+    """
+    d = np.abs(np.diag(r_mat))
+    if d.size and d.min() > 1e-10 * d.max():
+        z = solve_triangular(r_mat, rhs, check_finite=False)
+        if np.all(np.isfinite(z)) and np.all(z > lb) and np.all(z < ub):
+            return z, np.zeros(z.size, dtype=np.int64), True, ""
+    sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
+    ok = bool(sol.success) if hasattr(sol, "success") else True
+    return np.asarray(sol.x, dtype=np.float64), np.asarray(sol.active_mask), ok, str(sol.message)
+
+
 @with_single_blas_thread
 def equation_error(
     records: Sequence[Record] | Record,
@@ -105,19 +124,22 @@ def equation_error(
     to_amp = math.ldexp(1.0, scaling.force_exp) / amp  # in [1, 2): residuals are (Φθ − f) / max|f|
     for k, r in enumerate(recs_d):
         w = (opts.record_weights[k] if opts.record_weights is not None else 1.0) * to_amp
-        sel = np.arange(0, r.n, opts.sample_step)
+        sel: slice | np.ndarray = slice(None, None, opts.sample_step)  # every sample: views, not copies
         if opts.force_threshold > 0:
+            sel = np.arange(0, r.n, opts.sample_step)
             sel = sel[np.abs(r.f[sel]) >= opts.force_threshold * amp]
-        if sel.size == 0:
-            raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
+            if sel.size == 0:
+                raise DataValidationError(f"record `{r.name}`: the low-force mask removes every sample")
         phi_all = scaling.regressors(r, params.values)
         extra = _held_force(model, params.values, r)
         phis.append((phi_all, extra))
         phi = phi_all[sel]
         blocks.append(w * phi)
         targets.append(w * (scaling.force(r.f[sel] - extra[sel]) - phi @ theta_fixed))
-    A = np.vstack(blocks)[:, free]
-    b = np.concatenate(targets)
+    A = blocks[0] if len(blocks) == 1 else np.vstack(blocks)  # a new array either way (w * phi)
+    if not free.all():
+        A = A[:, free]
+    b = targets[0] if len(targets) == 1 else np.concatenate(targets)
     if A.shape[0] <= A.shape[1]:
         raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
     norms = column_norms(A)
@@ -132,7 +154,8 @@ def equation_error(
     with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
         lb = np.ldexp(params.lower[free], -e_free) * norms
         ub = np.ldexp(params.upper[free], -e_free) * norms
-    As = A / norms
+    As = A
+    As /= norms  # in place: A is this function's own copy
     bb = b
     if opts.prior is not None and opts.prior.lam > 0:
         jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
@@ -146,8 +169,7 @@ def equation_error(
     # The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
     # conditioned; then a QR decomposition is used.
     r_mat, rhs = _triangular_factor(As, bb)
-    sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
-    z = sol.x
+    z, active_mask, ok, solve_message = _bounded_solve(r_mat, rhs, lb, ub)
     values = params.values.copy()
     values[free] = np.ldexp(z / norms, e_free)
     if not np.all(np.isfinite(values)):
@@ -160,12 +182,11 @@ def equation_error(
     n_data = A.shape[0]
     r_all = As @ z - bb
     dof = max(n_data - A.shape[1], 1)
-    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, active_mask, strict=True)}
     warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
     if held:
         warns.append(f"equation error held {', '.join(held)} at their start values (not linear in the force)")
-    ok = bool(sol.success) if hasattr(sol, "success") else True
-    message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {sol.message}"
+    message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {solve_message}"
     if not diagnostics:  # a start for another fit: parameters only
         estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
         return FitResult(
