@@ -37,6 +37,61 @@ MAX_NEWTON = 12
 MAX_STEPS_PER_SAMPLE = 20000
 
 
+@njit(cache=True)
+def _lu(w, piv):  # type: ignore[no-untyped-def]
+    """LU factorisation of the small square ``w`` in place, partial pivoting; False when singular."""
+    m = w.shape[0]
+    for c in range(m):
+        p = c
+        big = abs(w[c, c])
+        for r in range(c + 1, m):
+            if abs(w[r, c]) > big:
+                big = abs(w[r, c])
+                p = r
+        piv[c] = p
+        if big == 0.0 or not np.isfinite(big):
+            return False
+        if p != c:
+            for k in range(m):
+                tmp = w[c, k]
+                w[c, k] = w[p, k]
+                w[p, k] = tmp
+        inv = 1.0 / w[c, c]
+        for r in range(c + 1, m):
+            f = w[r, c] * inv
+            w[r, c] = f
+            for k in range(c + 1, m):
+                w[r, k] -= f * w[c, k]
+    return True
+
+
+@njit(cache=True)
+def _lu_solve(w, piv, b):  # type: ignore[no-untyped-def]
+    """Solve with the factors of :func:`_lu` in place on ``b`` (m,) or (m, q)."""
+    m = w.shape[0]
+    bb = b.reshape(m, -1)
+    q = bb.shape[1]
+    for c in range(m):
+        p = piv[c]
+        if p != c:
+            for k in range(q):
+                tmp = bb[c, k]
+                bb[c, k] = bb[p, k]
+                bb[p, k] = tmp
+    for r in range(1, m):
+        for c in range(r):
+            f = w[r, c]
+            for k in range(q):
+                bb[r, k] -= f * bb[c, k]
+    for r in range(m - 1, -1, -1):
+        inv = 1.0 / w[r, r]
+        for k in range(q):
+            acc = bb[r, k]
+            for c in range(r + 1, m):
+                acc -= w[r, c] * bb[c, k]
+            bb[r, k] = acc * inv
+
+
 @njit(cache=True, error_model="numpy")
 def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  # type: ignore[no-untyped-def]
                     n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
@@ -66,6 +121,7 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     g = np.zeros(nst)
     rhs_s = np.zeros((nst, q))
     eye = np.eye(nst)
+    piv = np.zeros(nst, dtype=np.int64)
     h = 0.0
     nsteps = 0
     for i in range(ns):
@@ -116,9 +172,11 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
                     for r in range(nst):
                         for c in range(nst):
                             w[r, c] = eye[r, c] - hh * GAMMA * jy[r, c]
-                    dkk = np.linalg.solve(w, g)
+                    if not _lu(w, piv):
+                        break
+                    _lu_solve(w, piv, g)
                     for k in range(nst):
-                        kst[st, k] -= dkk[k]
+                        kst[st, k] -= g[k]
                 if not conv:
                     ok = False
                     break
@@ -145,6 +203,8 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
                     for r in range(nst):
                         for c in range(nst):
                             w[r, c] = eye[r, c] - hh * GAMMA * jst[st, r, c]
+                    if not _lu(w, piv):  # I − hγJ singular at a converged stage: no sensitivities exist
+                        return yout, qdd, sens, NEWTON_FAILED, i + 1, nsteps
                     for r in range(nst):
                         for m in range(q):
                             acc = 0.0
@@ -156,7 +216,8 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
                             if m < npar:
                                 acc += jpst[st, r, m]
                             rhs_s[r, m] = acc
-                    dk[st] = np.linalg.solve(w, rhs_s)
+                    _lu_solve(w, piv, rhs_s)
+                    dk[st] = rhs_s
                 for r in range(nst):
                     for m in range(q):
                         acc = s[r, m]
