@@ -263,12 +263,17 @@ def test_the_bounded_solve_shortcut_agrees_with_bvls() -> None:
     assert 20 < shortcut < 200  # both branches were exercised
 
 
-def test_a_command_keeps_its_freed_heap(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nlid_core.allocator import tune_for_command
+def test_a_command_keeps_its_freed_heap() -> None:
+    """The CLI process tunes glibc's allocator; a user's own MALLOC_*_ setting wins (fresh processes)."""
+    import os
+    import subprocess
 
     if not sys.platform.startswith("linux"):
         pytest.skip("glibc only")
-    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1000000")
-    assert tune_for_command() is False  # a user's own setting wins
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
-    assert tune_for_command() is True
+    code = "from nlid_core.allocator import tune_for_command; print(tune_for_command())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tuned = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, check=True)
+    own = subprocess.run([sys.executable, "-c", code], env={**env, "MALLOC_MMAP_THRESHOLD_": "1000000"}, cwd=root,
+                         capture_output=True, text=True, check=True)
+    assert (tuned.stdout.strip(), own.stdout.strip()) == ("True", "False")
