@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite: the type check, then the tests on two worker processes
-# (about 15 minutes on 2 cores). `bash scripts/test.sh --fast` runs the fast part (pure computation,
+# (about 10 minutes on 2 cores). `bash scripts/test.sh --fast` runs the fast part (pure computation,
 # under 3 minutes, or the run fails); any other arguments go to pytest and skip the type check. Browser tests need Chromium: installed here with apt-get when
 # running as root on Debian/Ubuntu; elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM
 # points to it).
@@ -29,8 +29,13 @@ if [ "${1:-}" = "--fast" ]; then
         -m "not browser and not app and not postgres and not subprocess and not lint and not slow" "$@"
 fi
 if [ "$#" -eq 0 ]; then
+    # the numba kernels are compiled once into the cache while mypy runs, not by each test worker
+    .venv/bin/python scripts/warm_kernels.py &
+    warm=$!
+    trap 'kill "$warm" 2>/dev/null || true' EXIT
     echo "type check: mypy --strict nlid_core"
     .venv/bin/python -m mypy --strict --cache-dir "$cache/mypy" nlid_core
+    wait "$warm"
     export NLID_TYPECHECKED=1
     exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25
 fi
