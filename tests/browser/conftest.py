@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -109,6 +110,37 @@ def wait_idle(pg) -> None:  # type: ignore[no-untyped-def]
     """Wait until the script finished running and the websocket is connected."""
     time.sleep(0.3)
     pg.wait_for_selector(READY, timeout=90_000)
+
+
+#: What shows that a page is open and ready for the next step, where a test goes on at once.
+READY_ON = {"Identify": ".st-key-run_identification button"}
+
+
+def goto(pg, title: str, ready: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    """Open the page ``title`` from the navigation and wait until it is there.
+
+    On a loaded machine a click on the navigation can land while a rerun the app asked for (after a
+    load, say) is still starting, and be lost; so the click is repeated until the link's address is
+    the page's and its ``ready`` element (default from :data:`READY_ON`) is shown.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    link = pg.get_by_role("link", name=title).first
+    ready = ready or READY_ON.get(title)
+    for attempt in range(5):
+        href = link.get_attribute("href") or ""
+        link.click()
+        wait_idle(pg)
+        try:
+            if href:
+                pg.wait_for_url(re.compile(re.escape(href.rstrip("/").rsplit("/", 1)[-1]) + r"/?([?#].*)?$"),
+                                timeout=20_000)
+            if ready:
+                pg.locator(ready).first.wait_for(timeout=20_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 4:
+                raise
 
 
 def wait_text(locator, text: str, timeout: float = 60.0) -> str:  # type: ignore[no-untyped-def]

@@ -5,15 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .conftest import shot, wait_idle, wait_text
+from .conftest import goto, shot, wait_idle, wait_text
 
 PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Friction & hysteresis", "Validate", "Identifiability",
          "Excitation design", "Export", "Teaching mode"]
 
-
-def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("link", name=title).first.click()
-    wait_idle(page)
 
 
 def no_exception(page) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_data_dir
-from .conftest import serve, shot, wait_idle, wait_text
+from .conftest import goto, serve, shot, wait_idle, wait_text
 
 DATA = shared_data_dir() or Path("/nonexistent")
 CSV = DATA / "silverbox" / "SNLS80mV.csv"
@@ -18,10 +18,6 @@ FIELDS = {"columns": "f=V1,x=V2", "units": "f=V,x=V", "fs": "610.3515625"}
 
 pytestmark = pytest.mark.skipif(not CSV.is_file(), reason="the Silverbox data is not installed")
 
-
-def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("link", name=title).first.click()
-    wait_idle(page)
 
 
 def sidebar(page, expect: str = "") -> str:  # type: ignore[no-untyped-def]

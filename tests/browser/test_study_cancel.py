@@ -6,14 +6,10 @@ from __future__ import annotations
 import re
 import time
 
-from .conftest import serve, shot, wait_idle
+from .conftest import goto, serve, shot, wait_idle
 
 PROGRESS = '[data-testid="stProgress"]'
 
-
-def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("link", name=title).first.click()
-    wait_idle(page)
 
 
 def no_exception(page) -> None:  # type: ignore[no-untyped-def]

@@ -9,14 +9,10 @@ import pytest
 
 from tests.conftest import shared_data_dir
 
-from .conftest import SHOTS, serve, wait_idle
+from .conftest import SHOTS, goto, serve, wait_idle
 
 WIDTHS = (1280, 1600)
 
-
-def goto(page, title: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_role("link", name=title).first.click()
-    wait_idle(page)
 
 
 def no_exception(page) -> None:  # type: ignore[no-untyped-def]
