@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite: the type check, then the tests on two worker processes
-# (about 10 minutes on 2 cores). `bash scripts/test.sh --fast` runs the fast part (pure computation,
+# (about 11 minutes on 2 cores from a clean clone). `bash scripts/test.sh --fast` runs the fast part (pure computation,
 # under 3 minutes, or the run fails); any other arguments go to pytest and skip the type check. Browser tests need Chromium: installed here with apt-get when
 # running as root on Debian/Ubuntu; elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM
 # points to it).
