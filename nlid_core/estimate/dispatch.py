@@ -12,7 +12,7 @@ from scipy.optimize import lsq_linear
 
 from ..models import TermModel
 from ..params import ParameterSet
-from ..record import Record
+from ..record import CHANNELS, Record
 from ..simulate import warm_up
 from ._threads import with_single_blas_thread
 from .hysteretic_start import grid_parameters, hysteretic_start
@@ -115,10 +115,18 @@ def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
     rec = recs[0]
     if rec.n > 512 and rec.v is not None and rec.a is not None and model.can_simulate:
         part = rec.slice(0, 256)
+        # numba compiles (and loads from its cache) one kernel per array layout, read-only arrays included:
+        # give the slice the record's own flags, or the record's first simulation loads another version
+        for c in CHANNELS:
+            whole, piece = getattr(rec, c), getattr(part, c)
+            if whole is not None and piece is not None:
+                piece.flags.writeable = bool(whole.flags.writeable)
         try:
             with np.errstate(all="ignore"):
                 ee = equation_error(part, model, diagnostics=False)
-                output_error(part, model, positive_mass(ee.parameters, model, part), FitOptions(max_nfev=2))
+                start = positive_mass(ee.parameters, model, part)
+                _robust_start((part,), model, start, FitOptions(), None)  # its check simulates without sensitivities
+                output_error(part, model, start, FitOptions(max_nfev=2))
         except (ValueError, ArithmeticError, RuntimeError):  # a short slice may carry too little: the stages report
             pass
     if len(_WARM) < 64:
