@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import serve, shot, wait_idle
+from .conftest import goto, serve, shot, wait_idle
 
 #: Engineers at once: 2 in the suite, NLID_LAB_SESSIONS=10 for the full load check.
 SESSIONS = int(os.environ.get("NLID_LAB_SESSIONS", "2"))
@@ -106,18 +105,7 @@ def _upload(pg, path: Path) -> None:  # type: ignore[no-untyped-def]
     pg.locator(".st-key-load_upload button").click()
     pg.get_by_text(f"Loaded {path.stem}.").first.wait_for()
     wait_idle(pg)
-    # on a loaded machine the page can still be rerunning after the load, and a rerun it asks for can
-    # start after the link was clicked: click again until Identify is open
-    run = pg.locator(".st-key-run_identification button")
-    for _ in range(5):
-        pg.get_by_role("link", name="Identify").first.click()
-        wait_idle(pg)
-        try:
-            run.wait_for(timeout=20_000)
-            return
-        except PlaywrightTimeout:
-            continue
-    run.wait_for()
+    goto(pg, "Identify")  # repeats the click if a rerun after the load swallows it
 
 
 def _save_and_list(pg, study: str) -> str:  # type: ignore[no-untyped-def]
