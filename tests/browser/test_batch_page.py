@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from .conftest import serve, shot, wait_idle, wait_text
+from .conftest import goto, serve, shot, wait_idle, wait_text
 
 STUDY = "chirp design, coverage"
 DRAWS = 300
@@ -37,8 +37,7 @@ def test_a_batch_runs_with_progress_is_cancelled_and_resumes_from_the_page(brows
         pg.set_default_timeout(120_000)
         pg.goto(server.url)
         wait_idle(pg)
-        pg.get_by_role("link", name="Studies").first.click()
-        wait_idle(pg)
+        goto(pg, "Studies")
         pg.get_by_text("Run a Monte Carlo batch on this server").click()
         box = pg.get_by_label("Spec (TOML)")
         box.fill(MC_SPEC_EXAMPLE.replace("draws = 200", f"draws = {DRAWS}"))

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import shared_data_dir
 
-from .conftest import SHOTS, serve, wait_idle
+from .conftest import SHOTS, goto, serve, wait_idle
 
 WIDTHS = (1280, 1600)
 
@@ -32,8 +32,7 @@ def test_silverbox_broadband_evidence(browser):  # type: ignore[no-untyped-def]
             wait_idle(page)
             page.locator(".st-key-load_silverbox button").click()
             wait_idle(page)
-            page.get_by_role("link", name="Nonlinearity").first.click()
-            wait_idle(page)
+            goto(page, "Nonlinearity")
             no_exception(page)
             summary = page.locator(".st-key-nl_summary")
             summary.wait_for()

@@ -24,7 +24,7 @@ import pytest
 from tests.crash_files import mat_reader_crash
 from tests.hostile_files import xlsx_dimension_bomb
 
-from .conftest import serve, shot, wait_idle
+from .conftest import goto, serve, shot, wait_idle
 
 FAULTS = Path(__file__).resolve().parents[1] / "fault_injection"
 
@@ -63,15 +63,13 @@ def test_crashing_and_bomb_uploads_leave_the_server_and_other_sessions_working(b
         wait_idle(a)
         a.locator(".st-key-load_example button").click()
         wait_idle(a)
-        a.get_by_role("link", name="Data").first.click()
-        wait_idle(a)
+        goto(a, "Data")
 
         b = ctx_b.new_page()
         b.set_default_timeout(90_000)
         b.goto(app_url)
         wait_idle(b)
-        b.get_by_role("link", name="Data").first.click()
-        wait_idle(b)
+        goto(b, "Data")
 
         # A starts reading the hostile files and does not wait for them
         a.get_by_text("Upload records").first.click()  # collapsed once a record is loaded
@@ -86,8 +84,7 @@ def test_crashing_and_bomb_uploads_leave_the_server_and_other_sessions_working(b
         b.locator(".st-key-load_upload button").click()
         wait_idle(b)
         assert _healthy(app_url)
-        b.get_by_role("link", name="Identify").first.click()
-        wait_idle(b)
+        goto(b, "Identify")
         b.locator(".st-key-run_identification button").click()
         wait_idle(b)
         results = b.locator(".st-key-results")
@@ -106,8 +103,7 @@ def test_crashing_and_bomb_uploads_leave_the_server_and_other_sessions_working(b
         shot(a, "isolation-hostile-uploads")
         assert _healthy(app_url)
         # and A can go on working
-        a.get_by_role("link", name="Identify").first.click()
-        wait_idle(a)
+        goto(a, "Identify")
         a.locator(".st-key-run_identification button").click()
         wait_idle(a)
         a.locator(".st-key-results").wait_for()

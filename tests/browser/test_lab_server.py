@@ -98,8 +98,7 @@ def _open(browser, url: str, user: str):  # type: ignore[no-untyped-def]
 
 
 def _upload(pg, path: Path) -> None:  # type: ignore[no-untyped-def]
-    pg.get_by_role("link", name="Data").first.click()
-    wait_idle(pg)
+    goto(pg, "Data")
     pg.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     wait_idle(pg)
     pg.locator(".st-key-load_upload button").click()
@@ -118,8 +117,7 @@ def _save_and_list(pg, study: str) -> str:  # type: ignore[no-untyped-def]
     pg.get_by_role("button", name="Create and save").click()
     wait_idle(pg)
     pg.get_by_text("compare it on the Studies page").first.wait_for()
-    pg.get_by_role("link", name="Studies").first.click()
-    wait_idle(pg)
+    goto(pg, "Studies")
     assert pg.locator('[data-testid="stException"]').count() == 0
     # the study picker lists every study this engineer can see (their own and those shared with them)
     pg.locator(".st-key-studies_pick").click()

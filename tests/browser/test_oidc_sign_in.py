@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from .conftest import free_port, serve, shot, wait_idle, wait_text
+from .conftest import free_port, goto, serve, shot, wait_idle, wait_text
 from .oidc_provider import running_provider
 
 CLIENT_ID = "nlid-lab"
@@ -29,8 +29,7 @@ STUDIES = {"alice@lab.example": "alice beam", "bob@lab.example": "bob shaker"}
 
 def _studies_offered(pg) -> str:  # type: ignore[no-untyped-def]
     """The Studies page's text and, when it has a picker, every study it offers."""
-    pg.get_by_role("link", name="Studies").first.click()
-    wait_idle(pg)
+    goto(pg, "Studies")
     assert pg.locator('[data-testid="stException"]').count() == 0
     text = " ".join(pg.locator('[data-testid="stMain"]').inner_text().split())
     if pg.locator(".st-key-studies_pick").count():
