@@ -78,7 +78,8 @@ with st.container(key="identifiability_summary", border=True):
         st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
 
 tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
-    ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"], key=state.IDENT_TABS)
+    ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"],
+    key=state.IDENT_TABS, on_change="rerun")
 free = [e.name for e in fit.estimates if e.vary]
 with tab_profile:
     name = st.selectbox("Parameter", free, key=state.IDENT_PROFILE_PARAM)

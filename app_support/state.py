@@ -669,6 +669,7 @@ NL_BLA_TRANSIENT: Final = "nl_bla_transient"
 NL_BLA_SEGMENTS: Final = "nl_bla_segments"
 NL_BLA_CUT: Final = "nl_bla_cut"
 NL_BLA_DOWNLOAD: Final = "nl_bla_download"
+NL_TABS: Final = "nl_tabs"
 
 # Model
 MODEL_FIT_RECORDS: Final = "fit_records"

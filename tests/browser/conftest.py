@@ -143,6 +143,25 @@ def goto(pg, title: str, ready: str | None = None) -> None:  # type: ignore[no-u
                 raise
 
 
+def open_tab(pg, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the tab ``name`` and wait until the rerun that switching asks for has ended with it selected.
+
+    The dashboard's tabs are kept by the server (a rerun or a redraw leaves the chosen tab open), so one
+    click is enough once it has landed; it is repeated if a rerun that was starting swallowed it.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(4):
+        pg.get_by_role("tab", name=name).click()
+        wait_idle(pg)
+        try:
+            pg.locator('[role="tab"][aria-selected="true"]', has_text=name).first.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == 3:
+                raise
+
+
 def wait_text(locator, text: str, timeout: float = 60.0) -> str:  # type: ignore[no-untyped-def]
     """Poll ``locator``'s whitespace-normalised text until it contains ``text`` (a rerun the app asks for
     after a click can start after ``wait_idle`` saw the first run end); return the text either way, so the

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from .conftest import goto, serve, shot, wait_idle, wait_text
+from .conftest import goto, open_tab, serve, shot, wait_idle, wait_text
 
 STUDY = "chirp design, coverage"
 DRAWS = 300
@@ -63,13 +63,13 @@ def test_a_batch_runs_with_progress_is_cancelled_and_resumes_from_the_page(brows
         # the study's Batch tab: unfinished; Resume here computes only the rest
         pg.reload()
         wait_idle(pg)
-        pg.get_by_role("tab", name="Batch").click()
+        open_tab(pg, "Batch")
         main = pg.locator('[data-testid="stMain"]')
         assert f"{stored - 1} of {DRAWS} items stored" in wait_text(main, f"of {DRAWS} items stored")
         pg.get_by_role("button", name="Resume here").click()
         posted = wait_text(main, "draw(s) computed", timeout=180)  # the page says how it ended
         wait_idle(pg)
-        pg.get_by_role("tab", name="Batch").click()
+        open_tab(pg, "Batch")
         text = wait_text(main, f"{DRAWS} of {DRAWS} items stored", timeout=30)
         assert f"{DRAWS} of {DRAWS} items stored" in text, text
         assert f"{DRAWS + 1 - stored} draw(s) computed" in posted and f"{stored - 1} already stored" in posted, posted

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import shared_data_dir
 
-from .conftest import SHOTS, goto, serve, wait_idle
+from .conftest import SHOTS, goto, open_tab, serve, wait_idle
 
 WIDTHS = (1280, 1600)
 
@@ -53,8 +53,7 @@ def test_silverbox_broadband_evidence(browser):  # type: ignore[no-untyped-def]
             page.screenshot(path=str(SHOTS / "broadband-fold-1280x800.png"))
 
             # the Broadband (BLA) tab: figures with the record's units, the detection lines, the CSV download
-            page.get_by_role("tab", name="Broadband (BLA)").click()
-            wait_idle(page)
+            open_tab(page, "Broadband (BLA)")
             page.locator(".st-key-bla_fig .js-plotly-plot .main-svg").first.wait_for()
             titles = page.locator(".st-key-bla_fig").locator(".g-ytitle, .g-xtitle, .g-y2title, .g-x2title").all_text_contents()
             assert any("dB re 1 V/V" in t for t in titles) and any("Hz" in t for t in titles), titles
@@ -70,8 +69,7 @@ def test_silverbox_broadband_evidence(browser):  # type: ignore[no-untyped-def]
                 time.sleep(0.8)
                 page.screenshot(path=str(SHOTS / f"broadband-bla-{width}.png"))
             page.set_viewport_size({"width": 1600, "height": 800})
-            page.get_by_role("tab", name="Term check").click()
-            wait_idle(page)
+            open_tab(page, "Term check")
             time.sleep(0.5)
             page.screenshot(path=str(SHOTS / "broadband-fold-1600x800.png"))
             no_exception(page)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .conftest import shot, wait_idle, wait_text
+from .conftest import open_tab, shot, wait_idle, wait_text
 from .test_dashboard import goto, no_exception
 
 CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
@@ -13,8 +13,7 @@ CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
 
 def tab(page, name: str, click: str | None = None) -> None:  # type: ignore[no-untyped-def]
     """Open the tab ``name`` and press the button of key ``click`` in it, if any."""
-    page.get_by_role("tab", name=name).click()
-    wait_idle(page)
+    open_tab(page, name)
     if click:
         page.locator(f".st-key-{click} button").click()
         wait_idle(page)

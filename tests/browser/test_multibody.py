@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .conftest import shot, wait_idle, wait_text
+from .conftest import open_tab, shot, wait_idle, wait_text
 from .test_dashboard import goto, no_exception
 
 CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
@@ -25,8 +25,7 @@ def test_the_pendulum_is_simulated_and_animated(page):  # type: ignore[no-untype
     assert "height is 0.4 m" in wait_text(page.locator('[data-testid="stMain"]'), "height is 0.4 m")
     shots(page, "model")
 
-    page.get_by_role("tab", name="2. Simulate").click()
-    wait_idle(page)
+    open_tab(page, "2. Simulate")
     page.locator(".st-key-mb_simulate button").click()
     wait_idle(page)
     try:

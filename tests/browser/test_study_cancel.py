@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 
-from .conftest import goto, serve, shot, wait_idle
+from .conftest import goto, open_tab, serve, shot, wait_idle
 
 PROGRESS = '[data-testid="stProgress"]'
 
@@ -27,8 +27,7 @@ def test_a_study_shows_its_progress_and_a_cancel_keeps_earlier_results(page):  #
     summary = page.locator(".st-key-identifiability_summary")
     summary.wait_for()
     assert "Weakest parameter" in summary.inner_text()  # the earlier result the cancel must keep
-    wait_idle(page)
-    page.get_by_role("tab", name="Multi-start").click()
+    open_tab(page, "Multi-start")
     assert re.search(r"Takes (under 2 s|about \d+ (s|min)) on this record", page.inner_text("body"))
     starts = page.locator(".st-key-n_starts input")
     starts.fill("50")
@@ -75,7 +74,7 @@ def test_design_page_on_volt_data_uses_the_record_units_and_rate(browser, silver
             goto(pg, "Identifiability")
             pg.locator(".st-key-identifiability_summary").wait_for()
             wait_idle(pg)  # the page may still be drawing after the study summary appeared: a tab chosen then is redrawn
-            pg.get_by_role("tab", name="Do I need this term?").click()
+            open_tab(pg, "Do I need this term?")
             assert re.search(r"7 refits \(without c1, without k1, without k2, without k3, with m1, with c2,"
                              r" with fc\)", pg.inner_text("body"))
             pg.locator(".st-key-struct_val").click()
