@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
 from scipy.optimize import lsq_linear
 
@@ -45,23 +46,86 @@ def _triangular_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
     return np.asarray(r_mat, dtype=np.float64), np.asarray(q_mat.T @ b, dtype=np.float64)
 
 
+def _peak(u: FloatArray) -> float:
+    """max |u| without a temporary array."""
+    return max(float(u.max()), -float(u.min())) if u.size else 0.0
+
+
+def _normalised_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    """``(norms, R, c)``: the column norms of ``a`` and :func:`_triangular_factor` of the column-normalised
+    problem, both from the Gram matrix of ``a`` itself; None when a column's norm is zero or outside
+    1e±140 (:func:`column_norms` is then needed) or the normalised problem is not well conditioned."""
+    with np.errstate(all="ignore"):
+        gram = a.T @ a
+        norms = np.sqrt(np.diag(gram))
+        if not (np.all(np.isfinite(gram)) and np.all((norms > 1e-140) & (norms < 1e140))):
+            return None
+        gram /= norms
+        gram /= norms[:, None]
+    try:
+        low = np.linalg.cholesky(gram)
+    except np.linalg.LinAlgError:
+        return None
+    d = np.abs(np.diag(low))
+    if not d.min() > 1e-5 * d.max():
+        return None
+    return norms, np.asarray(low.T, dtype=np.float64), np.asarray(solve_triangular(low, (a.T @ b) / norms, lower=True))
+
+
 def _bounded_solve(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: FloatArray
-                   ) -> tuple[FloatArray, FloatArray, bool, str]:
+                   ) -> tuple[FloatArray, NDArray[np.int64], bool, str]:
     """min ‖R z − c‖ subject to lb ≤ z ≤ ub: ``(z, active_mask, success, message)`` as ``lsq_linear``.
 
-    The problem is convex, so when the unconstrained minimiser R⁻¹c lies strictly inside the bounds it
-    is the bounded one too, and no active-set iteration is needed (the usual case: most bounds are
-    ``m ≥ 0``-style and inactive). A badly conditioned R, or a minimiser on or beyond a bound, goes to
-    BVLS.
+    The problem is convex, so a point that satisfies the Karush–Kuhn–Tucker conditions is its minimiser.
+    When the unconstrained minimiser R⁻¹c lies strictly inside the bounds it is the answer (the usual case:
+    most bounds are ``m ≥ 0``-style and inactive). Otherwise the bounds it crosses are guessed active, the
+    rest solved again, and the guess corrected a few times (:func:`_guess_active_set`); a guess is taken
+    only when it passes the conditions. A badly conditioned R, or guesses that do not settle, go to BVLS.
     """
     d = np.abs(np.diag(r_mat))
     if d.size and d.min() > 1e-10 * d.max():
         z = solve_triangular(r_mat, rhs, check_finite=False)
-        if np.all(np.isfinite(z)) and np.all(z > lb) and np.all(z < ub):
-            return z, np.zeros(z.size, dtype=np.int64), True, ""
+        if np.all(np.isfinite(z)):
+            if np.all(z > lb) and np.all(z < ub):
+                return z, np.zeros(z.size, dtype=np.int64), True, ""
+            found = _guess_active_set(r_mat, rhs, lb, ub, z)
+            if found is not None:
+                return found[0], found[1], True, ""
     sol = lsq_linear(r_mat, rhs, bounds=(lb, ub), method="bvls", lsmr_tol=None)
     ok = bool(sol.success) if hasattr(sol, "success") else True
     return np.asarray(sol.x, dtype=np.float64), np.asarray(sol.active_mask), ok, str(sol.message)
+
+
+def _guess_active_set(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: FloatArray, z_free: FloatArray,
+                      tries: int = 4) -> tuple[FloatArray, NDArray[np.int64]] | None:
+    """The bounded minimiser by guessing its active bounds, or None when no guess passes the KKT test.
+
+    A guess fixes the variables of ``active`` (−1 at ``lb``, +1 at ``ub``) and solves for the others.
+    It is the minimiser when the others lie strictly inside their bounds and the gradient
+    g = Rᵀ(Rz − c) points out of the box at every fixed one (g ≥ 0 at a lower bound, g ≤ 0 at an upper
+    one, to rounding). A failed guess fixes the variables that left their bounds and frees those whose
+    gradient points inwards, which settles in one or two corrections on the problems of a fit.
+    """
+    if np.any(lb >= ub):
+        return None
+    active = np.where(z_free <= lb, -1, np.where(z_free >= ub, 1, 0)).astype(np.int64)
+    scale = np.abs(r_mat).T @ (np.abs(r_mat) @ np.abs(np.where(np.isfinite(z_free), z_free, 0.0)) + np.abs(rhs))
+    for _ in range(tries):
+        fixed = active != 0
+        if fixed.all():
+            return None
+        z = np.where(active < 0, lb, np.where(active > 0, ub, 0.0))
+        free = ~fixed
+        sub, *_ = np.linalg.lstsq(r_mat[:, free], rhs - r_mat[:, fixed] @ z[fixed], rcond=None)
+        z[free] = sub
+        grad = r_mat.T @ (r_mat @ z - rhs)
+        tol = 1e-10 * (scale + np.abs(r_mat).T @ (np.abs(r_mat) @ np.abs(z)))
+        out_low, out_high = free & (z <= lb), free & (z >= ub)
+        inwards = ((active < 0) & (grad < -tol)) | ((active > 0) & (grad > tol))
+        if not (out_low.any() or out_high.any() or inwards.any()):
+            return z, active
+        active = np.where(out_low, -1, np.where(out_high, 1, np.where(inwards, 0, active)))
+    return None
 
 
 @with_single_blas_thread
@@ -114,11 +178,11 @@ def equation_error(
             f"equation error can only estimate coefficients that enter the force linearly; {', '.join(held)} do not:"
             " use output error"
         )
-    _check_scales(model, params, recs_d, simulate=False)
     # Work in data of order one (see DataScaling): products such as x³ neither underflow for x ~ 1e-100 nor
     # overflow, and the solution is exactly that of the unscaled problem.
     scaling = data_scaling(model, recs_d)
-    amp = max(float(np.max(np.abs(r.f))) for r in recs_d)
+    _check_scales(model, params, recs_d, simulate=False, scaling=scaling)
+    amp = max(_peak(r.f) for r in recs_d)
     theta_fixed = np.where(free, 0.0, scaling.to_scaled(params.values))
     blocks, targets, phis = [], [], []
     to_amp = math.ldexp(1.0, scaling.force_exp) / amp  # in [1, 2): residuals are (Φθ − f) / max|f|
@@ -135,14 +199,21 @@ def equation_error(
         phis.append((phi_all, extra))
         phi = phi_all[sel]
         blocks.append(w * phi)
-        targets.append(w * (scaling.force(r.f[sel] - extra[sel]) - phi @ theta_fixed))
+        target = scaling.force(r.f[sel] if extra is None else r.f[sel] - extra[sel])
+        if theta_fixed.any():
+            target -= phi @ theta_fixed
+        target *= w
+        targets.append(target)
     A = blocks[0] if len(blocks) == 1 else np.vstack(blocks)  # a new array either way (w * phi)
     if not free.all():
         A = A[:, free]
     b = targets[0] if len(targets) == 1 else np.concatenate(targets)
     if A.shape[0] <= A.shape[1]:
         raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
-    norms = column_norms(A)
+    # without a prior, the column norms and the normalised problem's factor both come from one Gram matrix
+    # (no normalised copy of A); badly scaled or conditioned columns take the explicit way below
+    fast = _normalised_factor(A, b) if opts.prior is None or opts.prior.lam <= 0 else None
+    norms = fast[0] if fast is not None else column_norms(A)
     zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
     if zero_cols:
         raise ModelSpecError(
@@ -154,21 +225,24 @@ def equation_error(
     with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
         lb = np.ldexp(params.lower[free], -e_free) * norms
         ub = np.ldexp(params.upper[free], -e_free) * norms
-    As = A
-    As /= norms  # in place: A is this function's own copy
-    bb = b
-    if opts.prior is not None and opts.prior.lam > 0:
-        jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
-        prior0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
-        z0 = np.ldexp(prior0, -e_free) * norms
-        sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
-        lam = math.sqrt(opts.prior.lam)
-        As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
-        bb = np.concatenate([b, lam * z0[sel_rows]])
-    # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor R.
-    # The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
-    # conditioned; then a QR decomposition is used.
-    r_mat, rhs = _triangular_factor(As, bb)
+    if fast is not None:
+        r_mat, rhs = fast[1], fast[2]
+    else:
+        As = A
+        As /= norms  # in place: A is this function's own copy
+        bb = b
+        if opts.prior is not None and opts.prior.lam > 0:
+            jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
+            prior0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
+            z0 = np.ldexp(prior0, -e_free) * norms
+            sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
+            lam = math.sqrt(opts.prior.lam)
+            As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
+            bb = np.concatenate([b, lam * z0[sel_rows]])
+        # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor
+        # R. The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
+        # conditioned; then a QR decomposition is used.
+        r_mat, rhs = _triangular_factor(As, bb)
     z, active_mask, ok, solve_message = _bounded_solve(r_mat, rhs, lb, ub)
     values = params.values.copy()
     values[free] = np.ldexp(z / norms, e_free)
@@ -180,7 +254,7 @@ def equation_error(
     fitted = params.with_values(values, clip=True)
     theta_s = scaling.to_scaled(fitted.values)
     n_data = A.shape[0]
-    r_all = As @ z - bb
+    r_all = A @ (z / norms) - b if fast is not None else As @ z - bb
     dof = max(n_data - A.shape[1], 1)
     active = {n: bool(a != 0) for n, a in zip(params.free_names, active_mask, strict=True)}
     warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
@@ -206,7 +280,9 @@ def equation_error(
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     rfits, metrics = [], []
     for r, (phi_all, extra) in zip(recs_d, phis, strict=True):
-        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp) + extra
+        f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
+        if extra is not None:
+            f_pred += extra
         rfits.append(
             RecordFit(
                 name=r.name, t=r.t, measured={"f": r.f}, predicted={"f": f_pred}, fitted_channels=("f",),
@@ -236,9 +312,12 @@ def equation_error(
     )
 
 
-def _held_force(model: TermModel, theta: FloatArray, r: Record) -> FloatArray:
+def _held_force(model: TermModel, theta: FloatArray, r: Record) -> FloatArray | None:
     """The force equation error does not regress: state-carrying terms (states driven by the measured
-    motion) and any part of a typed term not carried by its linear coefficients."""
+    motion) and any part of a typed term not carried by its linear coefficients; None when there is none
+    (library terms only)."""
+    if not (model.custom or model.has_internal_states):
+        return None
     extra = np.zeros(r.n)
     if model.custom:
         extra += model.offset_force(theta, r.x, r.v, r.a)  # type: ignore[arg-type]

@@ -86,8 +86,9 @@ def _data_scales(recs: Sequence[Record]) -> tuple[int, int]:
             f"the force is at most {amp:.3g} {fu} in every record, below the floating-point range:"
             " nothing measurable excites the system (or the force unit is wrong)"
         )
-    xmax = max(float(np.max(np.abs(r.x))) for r in recs)
-    moving = [float(np.ptp(r.x)) > _CONSTANT_RTOL * float(np.max(np.abs(r.x))) for r in recs]
+    lows, highs = [float(r.x.min()) for r in recs], [float(r.x.max()) for r in recs]  # no temporary |x| arrays
+    xmax = max(max(hi, -lo) for lo, hi in zip(lows, highs, strict=True))
+    moving = [hi - lo > _CONSTANT_RTOL * max(hi, -lo) for lo, hi in zip(lows, highs, strict=True)]
     if xmax == 0 or not any(moving):
         what = "is zero" if xmax == 0 else "is constant"
         raise DataValidationError(
@@ -223,10 +224,12 @@ def positive_mass(params: ParameterSet, model: TermModel, records: Sequence[Reco
     return params.update(mass, value=min(floor, params[mass].upper))
 
 
-def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record], *, simulate: bool) -> None:
+def _check_scales(model: TermModel, params: ParameterSet, recs: Sequence[Record], *, simulate: bool,
+                  scaling: DataScaling | None = None) -> None:
     """Refuse units in which a free coefficient (or, to simulate, the response's sensitivity to it) leaves
-    floating point: the coefficient is about ``2**e`` and its sensitivity about ``X / 2**e``."""
-    e_f, e_x = _data_scales(recs)
+    floating point: the coefficient is about ``2**e`` and its sensitivity about ``X / 2**e``. ``scaling``:
+    the records' :class:`DataScaling`, if the caller has it already."""
+    e_f, e_x = (scaling.force_exp, scaling.x_exp) if scaling is not None else _data_scales(recs)
     exps = _coefficient_exponents(model, e_f, e_x)
 
     def dec(e: int) -> str:
