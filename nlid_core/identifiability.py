@@ -186,7 +186,10 @@ def uncertainty_from_jacobian(
     safe = np.where(norms > 0, norms, 1.0)
     js = jac / safe
     try:
-        _, s, vt = np.linalg.svd(js, full_matrices=False)
+        # the singular values and right vectors of js are those of its triangular factor R (js = QR): the
+        # SVD of a p × p matrix, without forming the m × p left vectors
+        tri = np.linalg.qr(js, mode="r") if m > n else js
+        _, s, vt = np.linalg.svd(tri, full_matrices=False)
     except np.linalg.LinAlgError:  # pragma: no cover - unit columns of finite numbers converge
         return _undetermined(names, n, max(m_data - n, 1) if dof is None else int(dof), confidence)
     smax = float(s[0]) if s.size else 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 
@@ -16,7 +17,8 @@ from ..record import CHANNELS, Record
 from ..simulate import warm_up
 from ._threads import with_single_blas_thread
 from .hysteretic_start import grid_parameters, hysteretic_start
-from .oe_fit import output_error
+from . import robust_start
+from .oe_fit import PoorStart, output_error
 from .options import FitOptions, ProgressFn
 from .prepare import _check_records, _params_for, positive_mass
 from .redundancy import flag_redundancies
@@ -126,7 +128,7 @@ def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
                 ee = equation_error(part, model, diagnostics=False)
                 start = positive_mass(ee.parameters, model, part)
                 _robust_start((part,), model, start, FitOptions(), None)  # its check simulates without sensitivities
-                output_error(part, model, start, FitOptions(max_nfev=2))
+                output_error(part, model, start, FitOptions(max_nfev=2), start_nrmse_limit=math.inf)
         except (ValueError, ArithmeticError, RuntimeError):  # a short slice may carry too little: the stages report
             pass
     if len(_WARM) < 64:
@@ -183,13 +185,21 @@ def _identify(
                     warns.append(f"start values of the state-carrying terms: {found.message}")
         if progress:
             progress("output-error", 0.0, "output error")
-        seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress)
-        if seg_params is not start_params:
-            stages["segmented-output-error"] = seg_params.as_dict()
-            start_params = seg_params
-        if seg_note:
-            warns.append(seg_note)
-        final = output_error(recs, model, start_params, opts, progress=progress)
+        # the fit's first simulation checks its start; one that does not simulate well enough gets the
+        # segmented start first (see _robust_start)
+        seg_s = 0.0
+        try:
+            final = output_error(recs, model, start_params, opts, progress=progress,
+                                 start_nrmse_limit=robust_start.GOOD_START_NRMSE)
+        except PoorStart as poor:
+            seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress, before=poor.nrmse)
+            seg_s += poor.seconds
+            if seg_params is not start_params:
+                stages["segmented-output-error"] = seg_params.as_dict()
+                start_params = seg_params
+            if seg_note:
+                warns.append(seg_note)
+            final = output_error(recs, model, start_params, opts, progress=progress)
         oe_s = final.timing["output_error_s"] + seg_s + start_s
         if not final.success and not user_start and final.nfev == 0:
             # the equation-error start diverges: retry from its linear part

@@ -9,22 +9,22 @@ import weakref
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import OptimizeResult, least_squares
 
 from ..errors import DataValidationError, ModelSpecError
 from ..identifiability import column_norms, uncertainty_from_jacobian, weak_directions_text
-from ..metrics import rms
+from ..metrics import nrmse, rms
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
 from ._threads import with_single_blas_thread
 from .assemble import _failed, _flags_and_estimates, _metrics, _prior_rows
-from .oe_problem import MAX_REFINEMENTS, _gauss_newton_step, _OEProblem
+from .oe_problem import MAX_REFINEMENTS, GaussNewtonEnd, _gauss_newton, _OEProblem
 from .options import FitOptions, ProgressFn
 from .prepare import _check_records, _check_scales, _exponent, _params_for, _with_derivatives
 from .results import FitResult, RecordFit
 
-__all__ = ["starts_at_rest", "output_error"]
+__all__ = ["PoorStart", "starts_at_rest", "output_error"]
 
 
 _AT_REST: dict[int, tuple[weakref.ref[Record], bool]] = {}
@@ -93,6 +93,17 @@ def _initial_states(
     return states, est, modes
 
 
+class PoorStart(Exception):
+    """Raised by :func:`output_error` asked for a start that simulates well, when the start does not:
+    ``nrmse`` is the worst displacement NRMSE over the records (None when a record could not be simulated
+    within the fit's limits), ``seconds`` the time spent."""
+
+    def __init__(self, nrmse: float | None, seconds: float) -> None:
+        super().__init__(f"the start simulates with NRMSE {nrmse}")
+        self.nrmse = nrmse
+        self.seconds = seconds
+
+
 @with_single_blas_thread
 def output_error(
     records: Sequence[Record] | Record,
@@ -103,6 +114,7 @@ def output_error(
     x0: Sequence[tuple[float, float]] | None = None,
     progress: ProgressFn | None = None,
     diagnostics: bool = True,
+    start_nrmse_limit: float | None = None,
 ) -> FitResult:
     """Output-error fit from the start values in ``params``.
 
@@ -122,6 +134,10 @@ def output_error(
     diagnostics : bool
         False returns the parameters only (no uncertainty, metrics or record
         fits, no integration refinement): for a start of another fit.
+    start_nrmse_limit : float or None
+        Raise :class:`PoorStart` unless the start simulates every record's
+        displacement within this NRMSE (the two-stage fit's check of its
+        start, made on the fit's own first simulation).
 
     Returns
     -------
@@ -164,6 +180,11 @@ def output_error(
     prob.set_scaling(np.where(s_theta > 0, s_theta, 1.0), s_x0, theta_free0, off_x0)
     z0 = prob.pack(theta0, x0s)
     sims = prob.simulate_all(z0)
+    if start_nrmse_limit is not None:
+        simulated = len(sims) == len(recs) and all(s.success for s in sims)
+        worst = max(nrmse(r.x, s.x) for r, s in zip(recs, sims, strict=True)) if simulated else math.inf
+        if not worst <= start_nrmse_limit:
+            raise PoorStart(worst if math.isfinite(worst) else None, time.perf_counter() - start)
     if len(sims) < len(recs) or not all(s.success for s in sims):
         bad = sims[-1]
         return _failed(model, params, recs, opts, f"the start values cannot be simulated: {bad.message}", start)
@@ -194,19 +215,22 @@ def output_error(
     # it is solved again from the clipped point with the true bounds.
     lb_run = np.where(lb > -0.1, np.minimum(lb, -1.0), lb)
     ub_run = np.where(ub < 0.1, np.maximum(ub, 1.0), ub)
-    # One Gauss-Newton step from the start (the start is usually close, so the problem is nearly linear
-    # there); kept when it lowers the cost, which saves the trust region several cautious first steps.
-    z0 = _gauss_newton_step(prob, z0, lb_run, ub_run)
+    # Gauss-Newton first (the start is usually close, so the problem is nearly linear there): it converges
+    # in two or three simulations where it behaves, and hands its best point to the trust region otherwise.
     warns: list[str] = []
-    sol = None
+    sol: GaussNewtonEnd | OptimizeResult | None = None
     for attempt in range(MAX_REFINEMENTS + 2):
-        try:
-            sol = least_squares(
-                prob.residual, z0, jac=prob.jacobian, bounds=(lb_run, ub_run), method="trf", x_scale=1.0,
-                ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
-            )
-        except ValueError as exc:
-            return _failed(model, params, recs, opts, f"output error failed: {exc}", start)
+        gn = _gauss_newton(prob, z0, lb_run, ub_run, opts.tol, max_steps=min(6, opts.max_nfev))
+        if gn.converged:
+            sol = gn
+        else:
+            try:
+                sol = least_squares(
+                    prob.residual, gn.x, jac=prob.jacobian, bounds=(lb_run, ub_run), method="trf", x_scale=1.0,
+                    ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
+                )
+            except ValueError as exc:
+                return _failed(model, params, recs, opts, f"output error failed: {exc}", start)
         if np.any(sol.x < lb) or np.any(sol.x > ub):
             lb_run, ub_run = lb, ub
             z0 = np.clip(sol.x, lb, ub)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -253,21 +254,86 @@ def _substeps_for(r: Record, model: TermModel, theta: FloatArray, opts: FitOptio
     return auto_substeps(model, theta, r.dt, max(xr, 1e-300), max(vr, 1e-300))
 
 
-def _gauss_newton_step(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArray) -> FloatArray:
-    """``z0`` moved by one Gauss-Newton step (clipped into the bounds) if that lowers the cost."""
-    r0 = prob.residual(z0)
-    if not np.all(np.isfinite(r0)):
-        return z0
-    jac = prob.jacobian(z0)
-    if not np.all(np.isfinite(jac)):
-        return z0
-    try:
-        step, *_ = np.linalg.lstsq(jac, -r0, rcond=None)
-    except np.linalg.LinAlgError:  # pragma: no cover - finite matrices converge
-        return z0
-    z1 = np.clip(z0 + step, lb, ub)
-    r1 = prob.residual(z1)
-    if np.all(np.isfinite(r1)) and float(r1 @ r1) < float(r0 @ r0):
-        return z1
-    return z0
+@dataclass(frozen=True)
+class GaussNewtonEnd:
+    """Where the Gauss-Newton stage stopped: ``x`` (scaled), and whether it converged there (else the trust
+    region goes on from ``x``); ``status``, ``message``, ``cost`` and ``active_mask`` as from
+    ``least_squares``."""
 
+    x: FloatArray
+    converged: bool
+    cost: float
+    status: int = 2
+    message: str = "the Gauss-Newton step's predicted reduction is below `tol`"
+    active_mask: FloatArray = field(default_factory=lambda: np.zeros(0))
+
+
+def _step(jac: FloatArray, r: FloatArray) -> FloatArray:
+    """The Gauss-Newton step ``argmin ‖J s + r‖``: from the normal equations when J's columns are well
+    conditioned (what a fit from a good start has), else by an SVD-based least-squares solve."""
+    norms = np.sqrt(np.einsum("ij,ij->j", jac, jac))
+    if np.all(norms > 0) and np.all(np.isfinite(norms)):
+        gram = (jac.T @ jac) / np.outer(norms, norms)
+        try:
+            low = np.linalg.cholesky(gram)
+            d = np.diag(low)
+            if d.min() > 1e-4 * d.max():  # condition below ~1e8 in the normal equations: nothing lost that matters
+                y = np.linalg.solve(low, -(jac.T @ r) / norms)
+                return np.asarray(np.linalg.solve(low.T, y) / norms, dtype=np.float64)
+        except np.linalg.LinAlgError:
+            pass
+    step, *_ = np.linalg.lstsq(jac, -r, rcond=None)
+    return np.asarray(step, dtype=np.float64)
+
+
+def _gauss_newton(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArray, tol: float,
+                  max_steps: int = 6) -> GaussNewtonEnd:
+    """Gauss-Newton from ``z0`` while it behaves: each step must stay inside the bounds and lower the cost.
+
+    A fit starts close to its optimum (from equation error, or the segmented start), where the problem
+    is nearly linear and Gauss-Newton converges in two or three simulations. It has converged at ``z``
+    when the step from there could lower the cost by at most ``tol`` of it (the predicted reduction
+    ‖J s‖², exact for the linearised problem) or the step is below ``tol`` of ``z``, the trust region's
+    ``ftol`` and ``xtol`` read for the step not taken. A step that raises the cost or does not simulate
+    ends the stage unconverged; one that gains less than half of what the linearised problem predicted or
+    lands on a bound is kept, and the trust region goes on from it; a step not at most half as long as
+    the one before is not taken (far from the optimum, full steps can jump between basins). From a far
+    start this leaves the single Gauss-Newton step the trust region used to be given.
+    """
+    z = z0
+    r = prob.residual(z)
+    if not np.all(np.isfinite(r)):
+        return GaussNewtonEnd(z0, False, math.nan)
+    cost = float(r @ r)
+    previous = math.inf
+    for n_step in range(max_steps):
+        jac = prob.jacobian(z)
+        if not np.all(np.isfinite(jac)):
+            break
+        try:
+            step = _step(jac, r)
+        except np.linalg.LinAlgError:  # pragma: no cover - finite matrices converge
+            break
+        if not np.all(np.isfinite(step)):
+            break
+        predicted = float(np.sum((jac @ step) ** 2))
+        if predicted <= tol * cost or float(np.linalg.norm(step)) <= tol * (tol + float(np.linalg.norm(z))):
+            return GaussNewtonEnd(z, True, 0.5 * cost, active_mask=np.zeros(z.size))
+        # near the optimum the steps shrink fast (quadratically for small residuals); a step not at most half
+        # the previous one is not near it: the trust region goes on instead
+        length = float(np.linalg.norm(step))
+        if n_step and not length <= 0.5 * previous:
+            break
+        previous = length
+        z1 = np.clip(z + step, lb, ub)
+        r1 = prob.residual(z1)
+        if not np.all(np.isfinite(r1)):
+            break
+        cost1 = float(r1 @ r1)
+        if not cost1 < cost:
+            break
+        agreed = cost - cost1 >= 0.5 * predicted  # the linearised problem foretold the step's gain
+        z, r, cost = z1, r1, cost1
+        if not agreed or np.any(z1 == lb) or np.any(z1 == ub):
+            break  # far from linear, or on a bound: the trust region goes on from this better point
+    return GaussNewtonEnd(z, False, 0.5 * cost)

@@ -68,7 +68,8 @@ def _start_nrmse(recs: Sequence[Record], model: TermModel, params: ParameterSet,
 
 
 def _robust_start(
-    recs: Sequence[Record], model: TermModel, start: ParameterSet, opts: FitOptions, progress: ProgressFn | None
+    recs: Sequence[Record], model: TermModel, start: ParameterSet, opts: FitOptions, progress: ProgressFn | None,
+    before: float | None = None,
 ) -> tuple[ParameterSet, str, float]:
     """A start for the full-record output-error fit that is in the right basin.
 
@@ -81,11 +82,13 @@ def _robust_start(
     The full-record fit starts from whichever of the two simulates the records
     better. Nothing is done for records too short to segment, nor when the
     start already simulates every record's displacement within
-    ``GOOD_START_NRMSE`` (one simulation per record decides).
+    ``GOOD_START_NRMSE`` (one simulation per record decides; ``before``, the start's NRMSE if the caller
+    has it, saves it).
     """
     t0 = time.perf_counter()
     x0s, _, _ = _initial_states(recs, opts, None)
-    before = _start_nrmse(recs, model, start, opts, x0s)
+    if before is None:
+        before = _start_nrmse(recs, model, start, opts, x0s)
     if before <= GOOD_START_NRMSE:
         return start, "", time.perf_counter() - t0
     # velocity is derived once per record (the segments' initial states start from it), not per segment
