@@ -247,7 +247,10 @@ class TermModel(Model):
         return (np.array(rows, dtype=np.int64).reshape(-1, 8), np.array(pidx, dtype=np.int64), cat(ops), cat(aa),
                 cat(bb), cat(dd), registers, consts, cat(outs))  # type: ignore[return-value]
 
-    def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def _terms_eval(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray, input_exp: int = 0
+                    ) -> tuple[FloatArray, FloatArray]:
+        """Φ and the total force at ``(x, v, a)·2**input_exp`` (the power of two is applied exactly, inside
+        the evaluator: no scaled copies of the inputs)."""
         from .terms import vm
 
         evaluate_regressors: Any = vm.evaluate_regressors
@@ -256,10 +259,12 @@ class TermModel(Model):
         a = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
         phi = np.zeros((x.size, self.n_params))
         total = np.zeros(x.size)
-        evaluate_regressors(*self._regressor_plan, x, v, a, np.ascontiguousarray(theta, dtype=np.float64), phi, total)
+        evaluate_regressors(*self._regressor_plan, x, v, a, math.ldexp(1.0, input_exp),
+                            np.ascontiguousarray(theta, dtype=np.float64), phi, total)
         return phi, total
 
-    def regressors(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray | None = None) -> FloatArray:
+    def regressors(self, x: FloatArray, v: FloatArray, a: FloatArray, theta: FloatArray | None = None, *,
+                   input_exp: int = 0) -> FloatArray:
         """Regressor matrix Φ: column k is ∂F/∂θ_k for the linear parameters, zero for the others
         (and for every parameter of a state-carrying term).
 
@@ -269,12 +274,14 @@ class TermModel(Model):
             Displacement, velocity, acceleration.
         theta : (p,) ndarray or None
             Values of the non-linear parameters (default: their defaults).
+        input_exp : int
+            Evaluate at ``(x, v, a)·2**input_exp`` (exact; no scaled copies).
 
         Returns
         -------
         (n, n_params) ndarray
         """
-        return self._terms_eval(x, v, a, self._theta(theta))[0]
+        return self._terms_eval(x, v, a, self._theta(theta), input_exp)[0]
 
     def offset_force(self, theta: FloatArray, x: FloatArray, v: FloatArray, a: FloatArray) -> FloatArray:
         """The part of the force not carried by the linear parameters, ``F − Φ·θ`` (zero for every

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dtrtrs
 from scipy.optimize import lsq_linear
 
 from ..errors import DataValidationError, ModelSpecError
@@ -69,7 +70,29 @@ def _normalised_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
     d = np.abs(np.diag(low))
     if not d.min() > 1e-5 * d.max():
         return None
-    return norms, np.asarray(low.T, dtype=np.float64), np.asarray(solve_triangular(low, (a.T @ b) / norms, lower=True))
+    c, info = dtrtrs(low, (a.T @ b) / norms, lower=1)  # LAPACK's triangular solve without scipy's checks
+    if info != 0:
+        return None
+    return norms, np.asarray(low.T, dtype=np.float64), np.asarray(c, dtype=np.float64)
+
+
+def _least_squares_small(a: FloatArray, b: FloatArray) -> FloatArray:
+    """argmin ‖a z − b‖ for a small, tall ``a``: from the normal equations when the columns are well
+    conditioned (below ~1e3, so they lose nothing that matters), else by LAPACK's SVD-based solver."""
+    gram = a.T @ a
+    try:
+        low = np.linalg.cholesky(gram)
+        d = np.diag(low)
+        if d.min() > 1e-3 * d.max():
+            y, info = dtrtrs(low, a.T @ b, lower=1)
+            if info == 0:
+                z, info = dtrtrs(low, y, lower=1, trans=1)
+                if info == 0:
+                    return np.asarray(z, dtype=np.float64)
+    except np.linalg.LinAlgError:
+        pass
+    z, *_ = np.linalg.lstsq(a, b, rcond=None)
+    return np.asarray(z, dtype=np.float64)
 
 
 def _bounded_solve(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: FloatArray
@@ -84,8 +107,8 @@ def _bounded_solve(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: Float
     """
     d = np.abs(np.diag(r_mat))
     if d.size and d.min() > 1e-10 * d.max():
-        z = solve_triangular(r_mat, rhs, check_finite=False)
-        if np.all(np.isfinite(z)):
+        z, info = dtrtrs(r_mat, rhs, lower=0)
+        if info == 0 and np.all(np.isfinite(z)):
             if np.all(z > lb) and np.all(z < ub):
                 return z, np.zeros(z.size, dtype=np.int64), True, ""
             found = _guess_active_set(r_mat, rhs, lb, ub, z)
@@ -116,8 +139,7 @@ def _guess_active_set(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: Fl
             return None
         z = np.where(active < 0, lb, np.where(active > 0, ub, 0.0))
         free = ~fixed
-        sub, *_ = np.linalg.lstsq(r_mat[:, free], rhs - r_mat[:, fixed] @ z[fixed], rcond=None)
-        z[free] = sub
+        z[free] = _least_squares_small(r_mat[:, free], rhs - r_mat[:, fixed] @ z[fixed])
         grad = r_mat.T @ (r_mat @ z - rhs)
         tol = 1e-10 * (scale + np.abs(r_mat).T @ (np.abs(r_mat) @ np.abs(z)))
         out_low, out_high = free & (z <= lb), free & (z >= ub)

@@ -144,11 +144,10 @@ class DataScaling:
     def regressors(self, rec: Record, theta: FloatArray | None = None) -> FloatArray:
         """Regressor matrix of ``rec`` (which must have ``v`` and ``a``) in scaled units; the non-linear
         parameters (``v_eps``, ``gap``, ...) at ``theta`` (data units) or at their defaults."""
-        e = -self.x_exp
-        x, v, a = (np.ldexp(rec.channel(c), e) for c in ("x", "v", "a"))
         if theta is None:
             theta = self.model.default_parameters().values
-        return self.model.regressors(x, v, a, self.to_scaled(theta))
+        x, v, a = (rec.channel(c) for c in ("x", "v", "a"))
+        return self.model.regressors(x, v, a, self.to_scaled(theta), input_exp=-self.x_exp)
 
     def force(self, f: FloatArray) -> FloatArray:
         """Force in scaled units."""

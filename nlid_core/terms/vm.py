@@ -138,7 +138,7 @@ BLOCK = 256
 
 
 @njit(cache=True, error_model="numpy")
-def evaluate_regressors(terms, pidx, op, a, b, dst, registers, consts, outputs, x, v, acc, theta, phi, total):  # type: ignore[no-untyped-def]
+def evaluate_regressors(terms, pidx, op, a, b, dst, registers, consts, outputs, x, v, acc, scale, theta, phi, total):  # type: ignore[no-untyped-def]
     """Equation-error regressors of several memoryless terms, instruction by instruction over blocks of
     :data:`BLOCK` samples.
 
@@ -146,7 +146,8 @@ def evaluate_regressors(terms, pidx, op, a, b, dst, registers, consts, outputs, 
     offset, number of linear parameters, parameter offset in ``pidx``, number of parameters. Each term's
     program has inputs ``(x, v, a, θ_term...)`` and outputs ``(F, ∂F/∂θ_lin...)``; ``pidx`` maps the
     term's parameters, then its linear parameters, to model columns; ``consts`` lists the registers that
-    hold constants. Fills ``phi`` (n, P) and ``total`` (n,).
+    hold constants. The inputs are ``(x, v, acc)·scale`` (a power of two: exact). Fills ``phi`` (n, P) and
+    ``total`` (n,).
     """
     n = x.size
     reg = np.empty((registers.size, BLOCK))
@@ -166,9 +167,9 @@ def evaluate_regressors(terms, pidx, op, a, b, dst, registers, consts, outputs, 
             npar = terms[t, 7]
             po = terms[t, 6]
             for i in range(m):
-                reg[base, i] = x[lo + i]
-                reg[base + 1, i] = v[lo + i]
-                reg[base + 2, i] = acc[lo + i]
+                reg[base, i] = x[lo + i] * scale
+                reg[base + 1, i] = v[lo + i] * scale
+                reg[base + 2, i] = acc[lo + i] * scale
             for k in range(terms[t, 2], terms[t, 3]):
                 _vector_op(op[k], reg[a[k]], reg[b[k]], reg[dst[k]], m)
             o = terms[t, 4]
