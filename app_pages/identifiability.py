@@ -77,6 +77,8 @@ with st.container(key="identifiability_summary", border=True):
         tables.show(tables.sensitivity_table(study), key="sens_table")
         st.plotly_chart(figures.fig_sensitivity(study), key="sens_fig")
 
+# the chosen tab is kept by the server (a rerun after choosing a record there redrew the page and showed the first
+# tab again); this page reruns in a fraction of a second, so a rerun per tab switch costs nothing that shows
 tab_profile, tab_multi, tab_reg, tab_struct = st.tabs(
     ["Profile likelihood", "Multi-start", "Regularisation", "Do I need this term?"],
     key=state.IDENT_TABS, on_change="rerun")

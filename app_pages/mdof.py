@@ -29,8 +29,7 @@ state.restore_form(state.MDOF_FORM, {
     state.MDOF_FS: 500.0, state.MDOF_DURATION: 10.0, state.MDOF_SEED: 1, state.MDOF_START_ERROR: 30,
 })
 t_model, t_records, t_evidence, t_stages, t_validate, t_downloads = st.tabs(
-    ["1. Model", "2. Records", "3. Evidence", "4. Stages", "5. Validate", "6. Downloads"],
-    key=state.MDOF_TABS, on_change="rerun")
+    ["1. Model", "2. Records", "3. Evidence", "4. Stages", "5. Validate", "6. Downloads"], key=state.MDOF_TABS)
 
 # --------------------------------------------------------------------------- 1. model
 with t_model:

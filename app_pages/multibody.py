@@ -54,7 +54,7 @@ def _made_with(entry: dict, model: object) -> None:
 
 t_model, t_sim, t_det, t_fwd, t_inv = st.tabs(
     ["1. Model", "2. Simulate", "3. Deterministic inverse", "4. Interval forward", "5. Interval inverse"],
-    key=state.MB_TABS, on_change="rerun")
+    key=state.MB_TABS)
 
 # --------------------------------------------------------------------------- 1. model
 with t_model:

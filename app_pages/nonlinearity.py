@@ -49,7 +49,7 @@ with right:
 
 tab_bla, tab_check, tab_loops, tab_restoring, tab_spectra, tab_levels, tab_linear = st.tabs(
     ["Broadband (BLA)", "Term check", "Hysteresis loops", "Restoring force", "Spectra and harmonics", "Levels",
-     "Linear model"], key=state.NL_TABS, on_change="rerun")
+     "Linear model"], key=state.NL_TABS)
 with tab_bla:
     st.markdown("The **best linear approximation** (BLA) from the force to the displacement, with the spread that"
                 " noise causes (over periods) and the spread that nonlinear distortion adds (over realisations of a"
