@@ -34,7 +34,17 @@ SYSTEMS = {
     "System D": {"structure": "Coulomb friction beside a viscous damper and a linear spring",
                  "terms": {"m0": 1.0, "c1": 0.5, "fc": 1.5, "k1": 400.0}, "noise": 2e-5},
 }
+#: Each system's default test (amplitude [N], band [Hz], duration [s]). System B's softening spring has a barrier
+#: at sqrt(k1/|k3|) = 87 mm; a 10 N chirp through its 5 Hz resonance carries it over, 4 N stays below 40 mm.
+DESIGNS = {name: {state.TEACH_AMPLITUDE: 10.0, state.TEACH_BAND: (0.5, 5.0), state.TEACH_DURATION: 12.0}
+           for name in SYSTEMS}
+DESIGNS["System B"][state.TEACH_AMPLITUDE] = 4.0
 demo = state.teaching()
+
+
+def _new_system() -> None:
+    """A newly chosen system starts from its own default test."""
+    st.session_state.update(DESIGNS[st.session_state[state.TEACH_SYSTEM]])
 
 with st.expander("Friction experiments: where a static friction model fails"):
     exp = st.selectbox("Simulated experiment (LuGre friction, known truth)", list(FRICTION_EXAMPLES),
@@ -62,8 +72,9 @@ with st.expander("Friction experiments: where a static friction model fails"):
                        "loops are the bristles' (pre-sliding) deflection that LuGre models.")
 
 st.markdown("#### 1. A system with a hidden answer")
+state.restore_form(state.TEACH_FORM, {state.TEACH_SYSTEM: next(iter(SYSTEMS))})
 system = st.selectbox("Bench system (its structure and parameters stay hidden until step 6)", list(SYSTEMS),
-                      key=state.TEACH_SYSTEM,
+                      key=state.TEACH_SYSTEM, on_change=_new_system,
                       format_func=lambda n: f"{n}: a single-DOF test rig, displacement sensor noise"
                                             f" {1e3 * SYSTEMS[n]['noise']:g} mm")
 truth = SYSTEMS[system]["terms"]
@@ -71,10 +82,12 @@ noise = SYSTEMS[system]["noise"]
 true_params = TermModel(tuple(truth)).default_parameters(truth)  # settings such as v_eps at their defaults
 
 st.markdown("#### 2. Design the test")
+state.restore_form(state.TEACH_FORM, DESIGNS[system])
 c1, c2, c3 = st.columns(3)
-amp = c1.slider("Chirp amplitude [N]", 1.0, 40.0, 10.0, key=state.TEACH_AMPLITUDE)
-band = c2.slider("Frequency band [Hz]", 0.2, 20.0, (0.5, 5.0), key=state.TEACH_BAND)
-duration = c3.slider("Duration [s]", 4.0, 30.0, 12.0, key=state.TEACH_DURATION)
+amp = c1.slider("Chirp amplitude [N]", 1.0, 40.0, key=state.TEACH_AMPLITUDE)
+band = c2.slider("Frequency band [Hz]", 0.2, 20.0, key=state.TEACH_BAND)
+duration = c3.slider("Duration [s]", 4.0, 30.0, key=state.TEACH_DURATION)
+state.keep_form(state.TEACH_FORM, [state.TEACH_SYSTEM, *DESIGNS[system]])
 spec = ExampleSpec(terms=truth, amplitude_n=amp, f0_hz=band[0], f1_hz=band[1], duration_s=duration, fs_hz=500.0,
                    noise={"x": noise}, measured=("x",), seed=11)
 t, force = chirp_design(amp, band[0], band[1], duration, 500.0)
@@ -86,10 +99,12 @@ if pred.success:
                 + ", ".join(f"**{n}** {100 * r:.2g} %" for n, r in linear)
                 + ". Those of the other terms, if there are any, are shown at the reveal.")
 else:
-    st.warning(f"This test would make the system diverge: {esc(pred.message)}")
+    st.warning(f"This test would make the system diverge ({esc(pred.message.split(': ', 1)[-1])}). Lower the"
+               " amplitude or move the band away from the resonance; the test cannot be run as it is.")
 
 st.markdown("#### 3. Measure")
-if st.button("Run the test (simulate with sensor noise)", key=state.TEACH_MEASURE, type="primary"):
+if st.button("Run the test (simulate with sensor noise)", key=state.TEACH_MEASURE, type="primary",
+             disabled=not pred.success):
     try:
         rec = jobs.run("test measurement", generate, (spec,), {"name": "lecture test"}, key=state.TEACH_TEST_JOB)
         rec2 = jobs.run("second test measurement", generate,
@@ -107,6 +122,9 @@ rec = demo["record"]
 st.plotly_chart(figures.fig_record(rec), key="teach_record")
 
 st.markdown("#### 4. Look for nonlinearity")
+if rec.v is None or rec.a is None:
+    st.caption("Only the displacement was measured: velocity and acceleration are derived from it (Savitzky-Golay)"
+               " for the restoring force and the equation-error check.")
 try:
     summary = cache.evidence(cache.record_key(rec), rec, run=lambda r: jobs.run(
         "nonlinearity evidence", compute_evidence, (r,), key=state.TEACH_EVIDENCE_JOB, progress_arg="progress")).summary

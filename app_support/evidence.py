@@ -13,6 +13,7 @@ from nlid_core import nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.nonlinearity.hysteresis import HysteresisEvidence, hysteresis_evidence
 from nlid_core.record import Record
+from nlid_core.signals import derive_missing
 
 ProgressFn = Callable[[str, float, str], None]
 
@@ -42,8 +43,11 @@ def compute_evidence(rec: Record, progress: ProgressFn | None = None) -> Evidenc
     """Harmonics, the equation-error check, loops, the best linear approximation, the restoring force and
     its slices, the output-error term check, spectra and the verdict of ``rec``.
 
-    ``progress(stage, fraction, message)`` is called before each step (and inside the term check).
+    ``progress(stage, fraction, message)`` is called before each step (and inside the term check). A record
+    without velocity or acceleration gets them derived from the displacement (Savitzky-Golay) first.
     """
+    if rec.v is None or rec.a is None:
+        rec = derive_missing(rec)
     done = 0.0
     shares = dict(_STEPS)
 

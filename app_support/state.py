@@ -797,6 +797,7 @@ TEACH_TERMS: Final = "teach_terms"
 TEACH_IDENTIFY: Final = "teach_identify"
 TEACH_FIT_JOB: Final = "teach_fit"
 TEACH_REVEAL: Final = "teach_reveal"
+TEACH_FORM: Final = "teach_form"
 
 # Keys of widgets repeated per term set, channel or run: ``key_for(MODEL_PARAMS, *terms)``
 MODEL_PARAMS: Final = "params"

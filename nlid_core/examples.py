@@ -149,7 +149,12 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     sol = solve_ivp(rhs, (0.0, float(t[-1])), list(spec.x0), method="DOP853", t_eval=t, rtol=1e-11,
                     atol=1e-13, max_step=1.0 / spec.fs_hz)
     if not sol.success or sol.y.shape[1] != n or not np.all(np.isfinite(sol.y)):
-        raise SimulationError(f"the example system diverges under this excitation: {sol.message}")
+        reached = np.abs(sol.y[0][np.isfinite(sol.y[0])]) if sol.y.size else np.zeros(0)
+        peak = f"; |x| had reached {float(reached.max()):.3g} m" if reached.size else ""
+        stop = float(sol.t[-1]) if sol.t.size else 0.0
+        raise SimulationError(  # plain words: the integrator's own message means nothing to a user
+            f"the example system diverges under this excitation: its response grew without bound at t = {stop:.3g} s"
+            f"{peak}; lower the amplitude or keep the band away from the resonance")
     x, v = sol.y
     f = force(t)
     mass = model.regressors(x, v, np.ones(n), theta)[:, inertia] @ theta[inertia]

@@ -151,6 +151,9 @@ def test_teaching_mode_walkthrough():
     go(at, "teaching")
     at.button(key="teach_measure").click().run()
     assert not at.exception
+    # step 4 on a record of displacement only: velocity and acceleration are derived, the verdict names the terms
+    assert not at.error, [e.value for e in at.error]
+    assert any(m.value.startswith("- verdict") and "k3" in m.value for m in at.markdown)
     at.multiselect(key="teach_terms").set_value(["m0", "m1", "c1", "c2", "k1", "k3"]).run()
     at.button(key="teach_identify").click().run()
     assert not at.exception
@@ -268,6 +271,21 @@ def test_identify_and_validate_label_and_agree_on_the_whiteness_of_the_fitted_re
     assert any("estimated from the first 50 samples" in c.value for c in at.caption)
 
 
+def test_teaching_mode_offers_only_tests_the_system_survives():
+    at = fresh()
+    go(at, "teaching")
+    at.selectbox(key=state.TEACH_SYSTEM).set_value("System B").run()  # softening: 10 N would carry it over its barrier
+    assert at.slider(key=state.TEACH_AMPLITUDE).value == 4.0
+    assert not at.button(key=state.TEACH_MEASURE).disabled and not at.warning
+    at.slider(key=state.TEACH_AMPLITUDE).set_value(10.0).run()
+    assert at.button(key=state.TEACH_MEASURE).disabled
+    warning = at.warning[0].value
+    assert "would make the system diverge" in warning and "cannot be run" in warning
+    assert "step size" not in warning.lower()  # no integrator's words reach a student
+    at.selectbox(key=state.TEACH_SYSTEM).set_value("System C").run()  # another system: its own default test
+    assert at.slider(key=state.TEACH_AMPLITUDE).value == 10.0 and not at.button(key=state.TEACH_MEASURE).disabled
+
+
 def test_teaching_mode_names_no_structure_before_the_reveal():
     at = fresh()
     go(at, "teaching")
@@ -277,7 +295,7 @@ def test_teaching_mode_names_no_structure_before_the_reveal():
     assert not any(w in o.lower() for o in box.options for w in words)
     box.set_value("System D").run()
     at.button(key=state.TEACH_MEASURE).click().run()
-    assert not at.exception
+    assert not at.exception and not at.error
     texts = [m.value for m in at.markdown]
     steps_1_to_3 = " ".join(texts[:next(i for i, t in enumerate(texts) if t.startswith("#### 4."))]).lower()
     assert "predicted relative standard errors of the linear coefficients" in steps_1_to_3

@@ -113,7 +113,7 @@ def wait_idle(pg) -> None:  # type: ignore[no-untyped-def]
 
 
 #: What shows that a page is open and ready for the next step, where a test goes on at once.
-READY_ON = {"Identify": ".st-key-run_identification button"}
+READY_ON = {"Identify": ".st-key-run_identification button", "Teaching mode": ".st-key-teach_measure button"}
 
 
 def goto(pg, title: str, ready: str | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -160,6 +160,23 @@ def open_tab(pg, name: str) -> None:  # type: ignore[no-untyped-def]
         except PlaywrightTimeout:
             if attempt == 3:
                 raise
+
+
+def choose(pg, key: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    """Pick ``option`` in the select box of key ``key`` and wait for the rerun it starts; the click that opens
+    the list is repeated if a rerun redrew the box under it."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(4):
+        wait_idle(pg)
+        pg.locator(f".st-key-{key}").click()
+        try:
+            pg.get_by_role("option", name=option).click(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 3:
+                raise
+    wait_idle(pg)
 
 
 def wait_text(locator, text: str, timeout: float = 60.0) -> str:  # type: ignore[no-untyped-def]

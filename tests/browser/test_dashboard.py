@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .conftest import goto, shot, wait_idle, wait_text
+from .conftest import choose, goto, shot, wait_idle, wait_text
 
 PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Friction & hysteresis", "Validate", "Identifiability",
          "Excitation design", "Export", "Teaching mode"]
@@ -82,11 +82,22 @@ def test_two_sessions_do_not_share_data(browser, app_url):  # type: ignore[no-un
 
 
 def test_teaching_mode_in_the_browser(page):  # type: ignore[no-untyped-def]
+    """Every step on System B, whose default test once made it diverge: measure, the evidence (from a record of
+    displacement only), the linear model, identify, reveal."""
     goto(page, "Teaching mode")
+    choose(page, "teach_system", "System B")
     page.locator(".st-key-teach_measure button").click()
     wait_idle(page)
+    main = page.locator('[data-testid="stMain"]')
+    assert "verdict: nonlinear" in wait_text(main, "verdict: nonlinear", timeout=120)
+    assert "Linear fit:" in wait_text(main, "Linear fit:", timeout=120)
     page.locator(".st-key-teach_identify button").click()
     wait_idle(page)
+    assert "on a second test at 60 % of the level" in wait_text(main, "on a second test", timeout=120)
+    page.locator(".st-key-teach_reveal label").click()
+    wait_idle(page)
+    assert "softening spring" in wait_text(main, "softening spring")
+    assert "Analysis failed" not in main.inner_text() and "step size" not in main.inner_text()
     no_exception(page)
     page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
     shot(page, "teaching")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 
-from .conftest import goto, open_tab, serve, shot, wait_idle
+from .conftest import choose, goto, open_tab, serve, shot, wait_idle
 
 PROGRESS = '[data-testid="stProgress"]'
 
@@ -77,9 +77,7 @@ def test_design_page_on_volt_data_uses_the_record_units_and_rate(browser, silver
             open_tab(pg, "Do I need this term?")
             assert re.search(r"7 refits \(without c1, without k1, without k2, without k3, with m1, with c2,"
                              r" with fc\)", pg.inner_text("body"))
-            pg.locator(".st-key-struct_val").click()
-            pg.get_by_role("option", name="silverbox-test").click()
-            wait_idle(pg)
+            choose(pg, "struct_val", "silverbox-test")
             pg.locator(".st-key-run_structure button").click()
             pg.locator(PROGRESS).first.wait_for()
             assert "structure check: " in pg.locator(PROGRESS).first.inner_text()
