@@ -11,7 +11,9 @@ options in :mod:`nlid_core._cli_model`.
 Exit status: 0 success; 1 the identification or simulation ran but failed
 (diverged, did not converge: the report or the error line says why); 2 bad
 input or usage (one line on stderr, no traceback); 3 an internal error (one
-line; set ``NLID_DEBUG=1`` for the traceback); 130 interrupted (Ctrl-C).
+line; set ``NLID_DEBUG=1`` for the traceback); 130 interrupted (Ctrl-C); 141
+the reader of the output stopped early (``nlid terms | head``), quietly, as a
+command killed by SIGPIPE.
 
 Whatever a file holds, an error is reported as one line of printable
 characters of at most ``MESSAGE_CHARS`` characters: terminal escape
@@ -187,7 +189,8 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     it imports: pandas, sqlalchemy, the estimators) is imported only when that command runs.
     """
     command = _command_of(argv)
-    p = _Parser(prog="python -m nlid_core", description="Identify nonlinear single-DOF mechanical systems.")
+    prog = "nlid" if Path(sys.argv[0]).name == "nlid" else "python -m nlid_core"
+    p = _Parser(prog=prog, description="Identify nonlinear single-DOF mechanical systems.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     if command not in COMMAND_HELP:
         for name, text in COMMAND_HELP.items():
@@ -796,6 +799,14 @@ def _split_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def command() -> int:
+    """The ``nlid`` command: what ``python -m nlid_core`` runs (allocator tuned for a one-shot process)."""
+    from .allocator import tune_for_command
+
+    tune_for_command()
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status.
 
@@ -830,6 +841,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except BrokenPipeError:
+        # the reader went away: nothing more can be written (and the interpreter's final flush must not fail)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
         if os.environ.get("NLID_DEBUG"):
             raise

@@ -36,3 +36,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "$want" >"$stamp"
     if [ "$mode" = dev ]; then echo "$runtime_sha" >.venv/.requirements.sha; fi
 fi
+# This checkout on the environment's path and an `nlid` command, so `nlid ...` and `.venv/bin/python -m
+# nlid_core ...` work from any directory (what an editable install gives, without a build step or network).
+site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+printf '%s\n' "$PWD" >"$site/nlid-checkout.pth"
+printf '#!%s/.venv/bin/python\nimport sys\nfrom nlid_core.cli import command\nsys.exit(command())\n' "$PWD" >.venv/bin/nlid
+chmod +x .venv/bin/nlid

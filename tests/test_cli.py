@@ -380,3 +380,24 @@ def test_report_lines_carry_no_terminal_escapes_from_file_names(seed_record, tmp
     captured = capsys.readouterr()
     assert "Identified equation" in captured.out and "run" in captured.out
     assert "\x1b" not in captured.out and "\x07" not in captured.out and captured.err == ""
+
+
+def test_the_nlid_command_works_from_any_directory(tmp_path):
+    """scripts/setup.sh puts this checkout on the environment's path and writes an ``nlid`` command."""
+    nlid = REPO_ROOT / ".venv" / "bin" / "nlid"
+    if not nlid.exists() or REPO_ROOT / ".venv" / "bin" / "python" != __import__("pathlib").Path(sys.executable):
+        pytest.skip("the tests do not run in this checkout's .venv made by scripts/setup.sh")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(nlid), "--help"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("usage: nlid "), out.stderr
+    out = subprocess.run([sys.executable, "-m", "nlid_core", "terms"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and "m0" in out.stdout, out.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "nlid_core", "terms"], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # like `nlid terms | head -0`
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 141 and b"internal error" not in err and b"Traceback" not in err, err
