@@ -46,6 +46,24 @@ def test_a_biased_start_still_gets_the_segmented_start(monkeypatch):
     _assert_same(fast, full)
 
 
+def test_output_error_from_a_start_that_cannot_be_simulated_takes_the_automatic_guess():
+    from nlid_core.estimate import FitOptions
+    from nlid_core.models import TermModel
+
+    rec = make_example("seed")
+    model = TermModel(SEED_TERMS)
+    start = model.default_parameters().with_values({"m0": 2.0, "k1": 800.0, "k3": -1e9})  # escapes at once
+    fit = identify(rec, model, params=start, options=FitOptions(method="output-error"))
+    assert fit.success, fit.message
+    note = next(w for w in fit.warnings if w.startswith("the given start values could not be simulated"))
+    assert "automatic initial guess" in note and "cannot be simulated" not in note
+    assert fit.values["k3"] == pytest.approx(2e4, rel=0.01)
+    # a start that simulates, however badly, is not replaced: the segmented start takes it on
+    far = identify(rec, model, params=model.default_parameters(), options=FitOptions(method="output-error"))
+    assert far.success and any(w.startswith("the given start values simulate with NRMSE") for w in far.warnings)
+    assert not any("equation-error estimate" in w for w in far.warnings)
+
+
 def test_one_blas_thread_is_restored_after_the_block():
     from nlid_core.estimate._threads import _openblas_controls
 

@@ -11,6 +11,7 @@ import numpy as np
 from scipy.linalg import svd
 from scipy.optimize import lsq_linear
 
+from ..errors import NlidError
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import CHANNELS, Record
@@ -192,7 +193,9 @@ def _identify(
             final = output_error(recs, model, start_params, opts, progress=progress,
                                  start_nrmse_limit=robust_start.GOOD_START_NRMSE)
         except PoorStart as poor:
-            seg_params, seg_note, seg_s = _robust_start(recs, model, start_params, opts, progress, before=poor.nrmse)
+            seg_params, seg_note, seg_s = _robust_start(
+                recs, model, start_params, opts, progress, before=poor.nrmse,
+                start_label="the given start values" if user_start else "the equation-error estimate")
             seg_s += poor.seconds
             if seg_params is not start_params:
                 stages["segmented-output-error"] = seg_params.as_dict()
@@ -211,6 +214,23 @@ def _identify(
                 if retry.success:
                     warns.append(f"the equation-error start could not be simulated ({final.message}); "
                                  "output error was started from its linear part instead")
+                    final = retry
+        elif not final.success and user_start and final.nfev == 0 and model.linear_mask.any():
+            # the given start cannot be simulated: take the automatic initial guess (the equation-error estimate,
+            # with the given bounds and fixed values) rather than stop
+            try:
+                guess = equation_error(recs, model, start_params, opts, diagnostics=False)
+            except NlidError:
+                guess = None
+            if guess is not None and guess.success:
+                ee_s += guess.timing["equation_error_s"]
+                retry = output_error(recs, model, positive_mass(guess.parameters, model, recs), opts, progress=progress)
+                oe_s += retry.timing["output_error_s"]
+                if retry.success:
+                    stages["equation-error"] = guess.values
+                    detail = final.message.removeprefix("the start values cannot be simulated: ")
+                    warns.append(f"the given start values could not be simulated ({detail}); output error"
+                                 " was started from the automatic initial guess (the equation-error estimate) instead")
                     final = retry
         stages["output-error"] = final.values
     total = time.perf_counter() - t_start

@@ -69,7 +69,7 @@ def _start_nrmse(recs: Sequence[Record], model: TermModel, params: ParameterSet,
 
 def _robust_start(
     recs: Sequence[Record], model: TermModel, start: ParameterSet, opts: FitOptions, progress: ProgressFn | None,
-    before: float | None = None,
+    before: float | None = None, start_label: str = "the equation-error estimate",
 ) -> tuple[ParameterSet, str, float]:
     """A start for the full-record output-error fit that is in the right basin.
 
@@ -83,7 +83,7 @@ def _robust_start(
     better. Nothing is done for records too short to segment, nor when the
     start already simulates every record's displacement within
     ``GOOD_START_NRMSE`` (one simulation per record decides; ``before``, the start's NRMSE if the caller
-    has it, saves it).
+    has it, saves it). ``start_label`` names the start in the note.
     """
     t0 = time.perf_counter()
     x0s, _, _ = _initial_states(recs, opts, None)
@@ -105,9 +105,12 @@ def _robust_start(
     if not after < before:
         return start, "", elapsed
     note = ""
-    if not math.isfinite(before) or before > 0.1:  # worth telling: the equation-error estimate was far off
-        what = "does not simulate" if not math.isfinite(before) else f"simulates with NRMSE {before:.3f}"
-        note = (f"the equation-error estimate {what} (noisy derived acceleration biases it); output error on"
-                f" {len(segments)} short segments (NRMSE {after:.3f}) gave the start of the full-record fit")
+    if not math.isfinite(before) or before > 0.1:  # worth telling: the start was far off
+        plural = start_label.endswith("values")
+        what = (("do not simulate" if plural else "does not simulate") if not math.isfinite(before)
+                else f"{'simulate' if plural else 'simulates'} with NRMSE {before:.3f}")
+        why = " (noisy derived acceleration biases it)" if start_label == "the equation-error estimate" else ""
+        note = (f"{start_label} {what}{why}; output error on {len(segments)} short segments (NRMSE {after:.3f})"
+                " gave the start of the full-record fit")
     return seg_fit.parameters, note, elapsed
 
