@@ -54,8 +54,20 @@ with st.sidebar:
             st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.10g} Hz, {','.join(rec.channels[1:])}")
     else:
         st.markdown("No record loaded yet.")
+    active_slot = st.empty()
+
+
+def _show_active_run() -> None:
     run = state.active_run()
     if run is not None:
-        st.markdown(f"Active run: **{esc(run.label)}** ({'ok' if run.result.success else 'failed'})")
+        active_slot.markdown(f"Active run: **{esc(run.label)}** ({'ok' if run.result.success else '**failed**'})")
+    else:
+        active_slot.empty()
 
-page.run()
+
+# the page may add a run (Identify) or choose another: the sidebar shows the active run after the page has run,
+# also when the page stopped early
+try:
+    page.run()
+finally:
+    _show_active_run()

@@ -44,7 +44,8 @@ demo = state.teaching()
 
 def _new_system() -> None:
     """A newly chosen system starts from its own default test."""
-    st.session_state.update(DESIGNS[st.session_state[state.TEACH_SYSTEM]])
+    for key, value in DESIGNS[state.peek(state.TEACH_SYSTEM, next(iter(SYSTEMS)))].items():
+        state.set_widget(key, value)
 
 with st.expander("Friction experiments: where a static friction model fails"):
     exp = st.selectbox("Simulated experiment (LuGre friction, known truth)", list(FRICTION_EXAMPLES),

@@ -108,15 +108,22 @@ def compare_table(runs: list[Run]) -> pd.DataFrame:
         names += [n for n in r.config.terms if n not in names]
     data = {}
     for r in runs:
-        col = {}
+        fit = r.result
+        col = {"status": "converged" if fit.success else "FAILED"}
         for n in names:
             try:
-                e = r.result.estimate(n)
+                e = fit.estimate(n)
             except KeyError:
                 col[n] = ""
                 continue
+            if not fit.success:  # its values are where it stopped, not estimates
+                col[n] = EMPTY
+                continue
             se = f" ± {e.stderr:.3g}" if e.vary and math.isfinite(e.stderr) else ""
             col[n] = f"{e.value:.6g}{se}" + (f" [{', '.join(e.flags)}]" if e.flags else "")
+        for m in fit.metrics if fit.success else ():
+            col[f"fit [%] ({m.record}: {m.channel})"] = f"{m.fit_percent:.2f}"
+            col[f"RMSE ({m.record}: {m.channel})"] = f"{m.rmse:.4g} {m.unit}"
         data[f"run #{r.id}"] = col
     return pd.DataFrame(data)
 

@@ -113,10 +113,11 @@ def test_failed_run_is_reported_and_earlier_results_stay():
     at.button(key="run_identification").click().run()
     good = at.session_state[state.RUNS][-1]
     cfg = at.session_state[state.CONFIG]
-    # a start that cannot be simulated: output error from a softening spring that escapes
+    # a start that cannot be simulated (output error from a softening spring that escapes), and a budget of one
+    # evaluation, too small for the fit from the automatic initial guess it then takes
     bad_params = cfg.params.with_values({"k1": -500.0, "k3": -1e7, "m1": 0.0})
     at.session_state[state.CONFIG] = dataclasses.replace(
-        cfg, params=bad_params, options=dataclasses.replace(cfg.options, method="output-error"))
+        cfg, params=bad_params, options=dataclasses.replace(cfg.options, method="output-error", max_nfev=1))
     at.run()
     at.button(key="run_identification").click().run()
     assert not at.exception
@@ -198,6 +199,25 @@ def test_evidence_validation_and_studies_after_a_run():
 
 
 # --------------------------------------------------------------------------- units, numbers, intervals, whiteness
+def test_the_run_comparison_marks_a_failed_run_and_shows_each_fit():
+    import dataclasses
+
+    from app_support import tables
+    from nlid_core.estimate import identify
+    from nlid_core.examples import make_example
+
+    rec = make_example("seed")
+    fit = identify(rec, ("m0", "c1", "k1", "k3"))
+    cfg = state.default_config(("m0", "c1", "k1", "k3"), ("seed",))
+    ok = state.Run(id=1, label="#1", created="", config=cfg, result=fit, elapsed_s=1.0)
+    bad = state.Run(id=2, label="#2", created="", config=cfg, elapsed_s=1.0,
+                    result=dataclasses.replace(fit, success=False, message="the start values cannot be simulated"))
+    frame = tables.compare_table([ok, bad])
+    assert frame.loc["status"].tolist() == ["converged", "FAILED"]
+    assert frame.loc["k3", "run #2"] == tables.EMPTY and "±" in frame.loc["k3", "run #1"]  # no values of a failure
+    assert frame.loc["RMSE (seed: x)", "run #1"].endswith(" m") and pd.isna(frame.loc["RMSE (seed: x)", "run #2"])
+
+
 def test_table_builders_write_units_in_words_and_round_numbers():
     from app_support import tables
     from nlid_core.metrics import channel_metrics
