@@ -26,9 +26,9 @@ else file=requirements.txt; want=$runtime_sha; stamp=.venv/.requirements.sha; fi
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "installing $file into .venv (about a minute on a fresh machine)..."
     log=.venv/pip-install.log
-    # --no-compile: byte-compiling every installed module took half the install (~20 s of 40); the modules
-    # a command imports are compiled on their first import instead, once
-    if ! .venv/bin/python -m pip install --disable-pip-version-check --no-compile -r "$file" >"$log" 2>&1; then
+    # (byte-compiled here: worker processes run with PYTHONDONTWRITEBYTECODE, so a module without its .pyc
+    # would be compiled again by every worker that imports it)
+    if ! .venv/bin/python -m pip install --disable-pip-version-check -r "$file" >"$log" 2>&1; then
         cat "$log" >&2
         echo "pip install failed (log above)" >&2
         exit 1

@@ -103,8 +103,9 @@ def test_identify_saves_records_and_a_run_without_paths(files, url, capsys, tmp_
 
 
 def test_a_failed_fit_is_saved_marked_failed(files, url, capsys):
+    # a stiffness fixed far negative: no start simulates (the automatic initial guess keeps it too)
     status, out, _ = _run(capsys, "identify", files["train"], "--terms", "m0,c1,k1", "--method", "output-error",
-                          "--bounds", "k1=-1e7:1e7", "--start", "k1=-5e5", "--study", "Unstable", "--database", url)
+                          "--fix", "k1=-5e5", "--study", "Unstable", "--database", url)
     assert status == 1 and out.splitlines()[-1].startswith("saved run 1 to study Unstable")
     _, _, (run,) = _study(url, "local", "Unstable")
     assert run.success is False and run.result["success"] is False and run.result["message"]
