@@ -128,6 +128,29 @@ def column_norms(a: FloatArray) -> FloatArray:
     return np.where(np.isfinite(peak), out, np.nan)
 
 
+def least_squares_solve(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``argmin ‖a z − b‖`` for a tall ``a`` of few columns: from the normal equations of the column-normalised
+    problem when their Cholesky factor is well conditioned (diagonal ratio above 1e-3, so the columns' condition
+    is below ~1e3 and the squaring loses nothing that matters), else by LAPACK's SVD-based solver."""
+    from scipy.linalg.lapack import dtrtrs
+
+    norms = np.sqrt(np.einsum("ij,ij->j", a, a))
+    if norms.size and np.all(norms > 0) and np.all(np.isfinite(norms)):
+        gram = (a.T @ a) / np.outer(norms, norms)
+        try:
+            low = np.linalg.cholesky(gram)
+        except np.linalg.LinAlgError:
+            low = None
+        if low is not None and np.diag(low).min() > 1e-3 * np.diag(low).max():
+            y, info = dtrtrs(low, (a.T @ b) / norms, lower=1)
+            if info == 0:
+                z, info = dtrtrs(low, y, lower=1, trans=1)
+                if info == 0:
+                    return np.asarray(z / norms, dtype=np.float64)
+    z, *_ = np.linalg.lstsq(a, b, rcond=None)
+    return np.asarray(z, dtype=np.float64)
+
+
 def uncertainty_from_jacobian(
     jac: FloatArray,
     residual: FloatArray,

@@ -20,7 +20,8 @@ from scipy.linalg.lapack import dtrtrs
 from scipy.optimize import lsq_linear
 
 from ..errors import DataValidationError, ModelSpecError
-from ..identifiability import column_norms, rescale_uncertainty, uncertainty_from_jacobian, weak_directions_text
+from ..identifiability import (column_norms, least_squares_solve, rescale_uncertainty, uncertainty_from_jacobian,
+                               weak_directions_text)
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
@@ -76,25 +77,6 @@ def _normalised_factor(a: FloatArray, b: FloatArray) -> tuple[FloatArray, FloatA
     return norms, np.asarray(low.T, dtype=np.float64), np.asarray(c, dtype=np.float64)
 
 
-def _least_squares_small(a: FloatArray, b: FloatArray) -> FloatArray:
-    """argmin ‖a z − b‖ for a small, tall ``a``: from the normal equations when the columns are well
-    conditioned (below ~1e3, so they lose nothing that matters), else by LAPACK's SVD-based solver."""
-    gram = a.T @ a
-    try:
-        low = np.linalg.cholesky(gram)
-        d = np.diag(low)
-        if d.min() > 1e-3 * d.max():
-            y, info = dtrtrs(low, a.T @ b, lower=1)
-            if info == 0:
-                z, info = dtrtrs(low, y, lower=1, trans=1)
-                if info == 0:
-                    return np.asarray(z, dtype=np.float64)
-    except np.linalg.LinAlgError:
-        pass
-    z, *_ = np.linalg.lstsq(a, b, rcond=None)
-    return np.asarray(z, dtype=np.float64)
-
-
 def _bounded_solve(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: FloatArray
                    ) -> tuple[FloatArray, NDArray[np.int64], bool, str]:
     """min ‖R z − c‖ subject to lb ≤ z ≤ ub: ``(z, active_mask, success, message)`` as ``lsq_linear``.
@@ -139,7 +121,7 @@ def _guess_active_set(r_mat: FloatArray, rhs: FloatArray, lb: FloatArray, ub: Fl
             return None
         z = np.where(active < 0, lb, np.where(active > 0, ub, 0.0))
         free = ~fixed
-        z[free] = _least_squares_small(r_mat[:, free], rhs - r_mat[:, fixed] @ z[fixed])
+        z[free] = least_squares_solve(r_mat[:, free], rhs - r_mat[:, fixed] @ z[fixed])
         grad = r_mat.T @ (r_mat @ z - rhs)
         tol = 1e-10 * (scale + np.abs(r_mat).T @ (np.abs(r_mat) @ np.abs(z)))
         out_low, out_high = free & (z <= lb), free & (z >= ub)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..identifiability import least_squares_solve
 from ..metrics import rms
 from ..models import TermModel
 from ..params import ParameterSet
@@ -268,24 +269,6 @@ class GaussNewtonEnd:
     active_mask: FloatArray = field(default_factory=lambda: np.zeros(0))
 
 
-def _step(jac: FloatArray, r: FloatArray) -> FloatArray:
-    """The Gauss-Newton step ``argmin ‖J s + r‖``: from the normal equations when J's columns are well
-    conditioned (what a fit from a good start has), else by an SVD-based least-squares solve."""
-    norms = np.sqrt(np.einsum("ij,ij->j", jac, jac))
-    if np.all(norms > 0) and np.all(np.isfinite(norms)):
-        gram = (jac.T @ jac) / np.outer(norms, norms)
-        try:
-            low = np.linalg.cholesky(gram)
-            d = np.diag(low)
-            if d.min() > 1e-4 * d.max():  # condition below ~1e8 in the normal equations: nothing lost that matters
-                y = np.linalg.solve(low, -(jac.T @ r) / norms)
-                return np.asarray(np.linalg.solve(low.T, y) / norms, dtype=np.float64)
-        except np.linalg.LinAlgError:
-            pass
-    step, *_ = np.linalg.lstsq(jac, -r, rcond=None)
-    return np.asarray(step, dtype=np.float64)
-
-
 def _gauss_newton(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArray, tol: float,
                   max_steps: int = 6) -> GaussNewtonEnd:
     """Gauss-Newton from ``z0`` while it behaves: each step must stay inside the bounds and lower the cost.
@@ -311,7 +294,7 @@ def _gauss_newton(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArr
         if not np.all(np.isfinite(jac)):
             break
         try:
-            step = _step(jac, r)
+            step = least_squares_solve(jac, -r)
         except np.linalg.LinAlgError:  # pragma: no cover - finite matrices converge
             break
         if not np.all(np.isfinite(step)):
