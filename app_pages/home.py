@@ -58,18 +58,17 @@ with right:
     if cache.silverbox_path() is not None:
         st.markdown(
             "**Silverbox** (real measurements of an electronic Duffing oscillator, volts): the standard"
-            " training part and the multisine test part."
+            " training part and two test parts (multisine and arrow)."
         )
         if st.button("Load Silverbox", key=state.HOME_LOAD_SILVERBOX):
             try:
-                train, test = cache.silverbox()
-                names = state.add_records([train, test])
+                names = state.add_records(list(cache.silverbox()))
             except (NlidError, OSError) as exc:
                 st.error(f"Could not load Silverbox: {esc(exc)}")
             else:
                 duffing = parse_terms((*baseline_terms(), *evidence_stiffness_terms()))  # linear + nonlinear springs
                 state.set_config(state.default_config(duffing, fit_records=(names[0],)))
-                state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test part.")
+                state.notify("success", "Loaded Silverbox: fit on the training part, validate on the test parts.")
                 st.switch_page("app_pages/model.py")
     else:
         st.caption("The Silverbox benchmark data is not installed on this server.")

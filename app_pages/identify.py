@@ -70,6 +70,9 @@ with st.container(key="results", border=True):
     if fit.metrics:
         tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
         st.caption(known_answer.whiteness_note(fit.metrics, initial_state=known_answer.fit_state_text(fit)))
+        notes = [n for m in fit.metrics for n in m.notes(fit.model.terms)]
+        if notes:
+            st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")

@@ -40,6 +40,17 @@ with left, st.container(key="nl_summary", border=True, height=470):
     if full is not rec:
         st.caption("Velocity and acceleration derived from displacement (Savitzky-Golay) for the equation-error"
                    " test, the loops and the restoring force.")
+oe = ev.output_check
+if oe is not None and oe.success and oe.selected:
+    with left:
+        suggested = oe.path[-1].terms
+        if st.button(f"Fit this model: {', '.join(suggested)}", key=state.NL_USE_MODEL, type="primary",
+                     help="Sets the model's terms (default bounds) on the Model page, fitted on this record"
+                          " (or the fit records chosen there)."):
+            cfg = state.use_terms(suggested, name)
+            state.notify("success", f"Model set from the term check: {', '.join(cfg.terms)}, fitted on"
+                                    f" {', '.join(cfg.fit_records)}. Next: run it on the Identify page.")
+            st.switch_page("app_pages/model.py")
 with right:
     periodic = ev.broadband is not None and ev.broadband.layout.mode == "periodic"
     if periodic:

@@ -7,6 +7,7 @@ from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.metrics import residual, rms
+from nlid_core.quantity import quantity
 from nlid_core.record import MIN_SAMPLES
 from nlid_core.validation import fitted_record, validate
 
@@ -69,6 +70,9 @@ with st.container(key="validation", border=True):
            "estimate": f"estimated from the first {val.n_init} samples, parameters held",
            "data": "taken from the first sample", "rest": "at rest"}.get(val.init, val.init)
     st.caption(known_answer.whiteness_note(val.metrics, initial_state=how, start=val.n_init))
+    notes = [n for m in val.metrics for n in m.notes(fit.model.terms, fitted=name in run.config.fit_records)]
+    if notes:
+        st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))
     channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key=state.VALIDATE_CHANNEL)
     st.plotly_chart(figures.fig_fit(val, channel=channel), key="val_fit_fig")
     resid = residual(val.measured[channel], val.predicted[channel], start=val.n_init)
@@ -79,5 +83,5 @@ with st.container(key="validation", border=True):
                        key="val_resid_acf")
     st.plotly_chart(figures.fig_fit_spectrum(val, channel=channel), key="val_spectrum")
     st.caption(f"Initial state {how}: x0 = {val.x0[0]:.4g} {esc(val.units.get('x', ''), 40)},"
-               f" v0 = {val.x0[1]:.4g} {esc(val.units.get('v', ''), 40)}. Residual rms {rms(resid):.4g}"
-               f" {esc(val.units.get(channel, ''), 40)}.")
+               f" v0 = {val.x0[1]:.4g} {esc(val.units.get('v', ''), 40)}. Residual rms"
+               f" {esc(quantity(rms(resid), val.units.get(channel, ''), 4), 40)}.")

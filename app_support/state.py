@@ -354,6 +354,18 @@ def default_config(terms: tuple[str, ...] = DEFAULT_TERMS, fit_records: tuple[st
                        fit_records=fit_records or ((first.name,) if first else ()), custom=custom)
 
 
+def use_terms(terms: tuple[str, ...], record: str) -> ModelConfig:
+    """Make ``terms`` the model to fit (default bounds and options), fitted on the current fit records when
+    ``record`` is one of them, else on ``record``; the Model page's term choice follows."""
+    cfg = config()
+    fit = cfg.fit_records if cfg is not None and record in cfg.fit_records else (record,)
+    new = default_config(terms, fit_records=fit, custom=cfg.custom if cfg is not None else ())
+    set_config(new)
+    st.session_state.pop(MODEL_TERMS, None)
+    st.session_state.pop(MODEL_FIT_RECORDS, None)
+    return new
+
+
 def ensure_config() -> ModelConfig:
     cfg = config()
     recs = records()
@@ -670,6 +682,7 @@ NL_BLA_SEGMENTS: Final = "nl_bla_segments"
 NL_BLA_CUT: Final = "nl_bla_cut"
 NL_BLA_DOWNLOAD: Final = "nl_bla_download"
 NL_TABS: Final = "nl_tabs"
+NL_USE_MODEL: Final = "nl_use_model"
 
 # Model
 MODEL_FIT_RECORDS: Final = "fit_records"

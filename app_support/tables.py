@@ -19,6 +19,7 @@ from nlid_core.estimate import FitResult
 from nlid_core.metrics import ChannelMetrics, percent_cell, relative_error, residual_kind
 from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
 from nlid_core.nonlinearity.baseline import baseline_parameter
+from nlid_core.quantity import prefixed, quantity
 from nlid_core.terms import REGISTRY
 from nlid_core.validation import ValidationResult
 
@@ -86,8 +87,8 @@ def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) ->
     """One row per scored channel: which residual (``metrics.residual_kind``), its size, and its whiteness test
     with the number of lags it sums over."""
     return pd.DataFrame([{
-        "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel), "RMSE": m.rmse,
-        "unit": unit_text(m.unit), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
+        "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel),
+        "RMSE": prefixed(m.rmse, m.unit)[0], "unit": unit_text(prefixed(m.rmse, m.unit)[1]), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
         WHITENESS_P: _num(m.whiteness.p_value), "lags": m.whiteness.lags,
         "input-residual corr. outside band [%]": _num(100 * m.input_xcorr_fraction_outside),
     } for m in metrics])
@@ -123,7 +124,7 @@ def compare_table(runs: list[Run]) -> pd.DataFrame:
             col[n] = f"{e.value:.6g}{se}" + (f" [{', '.join(e.flags)}]" if e.flags else "")
         for m in fit.metrics if fit.success else ():
             col[f"fit [%] ({m.record}: {m.channel})"] = f"{m.fit_percent:.2f}"
-            col[f"RMSE ({m.record}: {m.channel})"] = f"{m.rmse:.4g} {m.unit}"
+            col[f"RMSE ({m.record}: {m.channel})"] = quantity(m.rmse, m.unit, 4)
         data[f"run #{r.id}"] = col
     return pd.DataFrame(data)
 

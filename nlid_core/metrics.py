@@ -9,6 +9,8 @@ r"""Fit metrics and residual tests.
   model structure (or the noise model) misses something.
 * Input-residual cross-correlation over lags −L..L with the same band: a
   residual correlated with the input means unmodelled input dynamics.
+* Structure a white-noise residual does not have (:func:`residual_notes`): a mean (an offset the
+  model misses), a linear drift over the record, power concentrated at one frequency.
 * Relative standard error :math:`|\sigma_\theta| / |\theta|` (infinite where the value is 0).
 """
 
@@ -39,7 +41,19 @@ __all__ = [
     "ChannelMetrics",
     "channel_metrics",
     "residual_kind",
+    "residual_notes",
+    "STRUCTURE_SHARE",
+    "PEAK_SHARE",
 ]
+
+#: A residual's mean (or its linear drift) is worth a note when it holds at least this fraction of the
+#: residual's mean square: then it is at least half of the RMSE, far beyond what noise gives (1/n).
+STRUCTURE_SHARE = 0.25
+#: Below this NRMSE a residual is numerical (integration, rounding) rather than something the model misses.
+NOTE_MIN_NRMSE = 1e-4
+#: Power of the detrended residual within three lines of its spectrum's peak (Welch, 512 segments at
+#: most) above this fraction means a periodic component the model misses.
+PEAK_SHARE = 0.5
 
 FloatArray = NDArray[np.float64]
 
@@ -275,6 +289,12 @@ class ChannelMetrics:
     fit_percent: float
     whiteness: WhitenessTest
     input_xcorr_fraction_outside: float = float("nan")
+    offset: float = float("nan")
+    offset_share: float = float("nan")
+    drift: float = float("nan")
+    drift_share: float = float("nan")
+    peak_hz: float = float("nan")
+    peak_share: float = float("nan")
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -289,7 +309,17 @@ class ChannelMetrics:
             "residual_white": self.whiteness.white,
             "acf_fraction_outside": self.whiteness.fraction_outside,
             "input_xcorr_fraction_outside": self.input_xcorr_fraction_outside,
+            "residual_offset": self.offset,
+            "residual_offset_share": self.offset_share,
+            "residual_drift": self.drift,
+            "residual_drift_share": self.drift_share,
+            "residual_peak_hz": self.peak_hz,
+            "residual_peak_share": self.peak_share,
         }
+
+    def notes(self, terms: tuple[str, ...] = (), *, fitted: bool = True) -> tuple[str, ...]:
+        """Plain-words notes on the residual's structure (see :func:`residual_notes`)."""
+        return residual_notes(self, terms, fitted=fitted)
 
 
 def channel_metrics(
@@ -299,11 +329,14 @@ def channel_metrics(
     measured: FloatArray,
     predicted: FloatArray,
     u: FloatArray | None = None,
+    fs: float | None = None,
 ) -> ChannelMetrics:
     """All metrics of one channel; with the input ``u``, also the input-residual cross-correlation.
 
     ``input_xcorr_fraction_outside`` is the fraction of lags −L..L (L as in the
-    whiteness test) where |corr(u, residual)| exceeds 1.96/√n.
+    whiteness test) where |corr(u, residual)| exceeds 1.96/√n. The residual's
+    structure (mean, linear drift, and with the sampling rate ``fs`` its spectral
+    peak) is measured on what the model misses, ``measured − predicted``.
     """
     frac = float("nan")
     resid = np.asarray(predicted) - np.asarray(measured)
@@ -312,6 +345,7 @@ def channel_metrics(
         _, cc = cross_correlation(np.asarray(u), resid, white.lags)
         frac = float(np.mean(np.abs(cc) > white.band))
     return ChannelMetrics(
+        **_structure(-resid, fs),
         input_xcorr_fraction_outside=frac,
         record=record,
         channel=channel,
@@ -322,3 +356,76 @@ def channel_metrics(
         fit_percent=fit_percent(measured, predicted),
         whiteness=white,
     )
+
+
+def _structure(miss: FloatArray, fs: float | None) -> dict[str, float]:
+    """Mean, linear drift and spectral peak of ``miss`` with the share of its mean square each holds."""
+    nan = float("nan")
+    out = {"offset": nan, "offset_share": nan, "drift": nan, "drift_share": nan, "peak_hz": nan, "peak_share": nan}
+    n = miss.size
+    if n < 8 or not np.all(np.isfinite(miss)):
+        return out
+    peak = float(np.max(np.abs(miss)))
+    if peak == 0:
+        return out
+    r = miss / peak  # exact shares without under- or overflow
+    ms = float(np.mean(r * r))
+    mean = float(np.mean(r))
+    tau = np.linspace(-0.5, 0.5, n)
+    slope = float(tau @ (r - mean)) / float(tau @ tau)
+    centred = r - mean - slope * tau
+    out.update(offset=mean * peak, offset_share=mean * mean / ms, drift=slope * peak,
+               drift_share=slope * slope * float(tau @ tau) / n / ms)
+    if fs is not None and fs > 0 and n >= 64:
+        from scipy import signal
+
+        freqs, psd = signal.welch(centred, fs=fs, nperseg=min(n, 1024), detrend=False)
+        total = float(np.sum(psd))
+        if total > 0:
+            k = int(np.argmax(psd[1:])) + 1
+            out.update(peak_hz=float(freqs[k]), peak_share=float(np.sum(psd[max(k - 1, 0):k + 2])) / total)
+    return out
+
+
+def residual_notes(m: ChannelMetrics, terms: tuple[str, ...] = (), *, fitted: bool = True) -> tuple[str, ...]:
+    """Plain-words notes when a residual carries structure that noise would not: a mean, a drift, a line.
+
+    Parameters
+    ----------
+    m : ChannelMetrics
+    terms : tuple of str
+        The model's terms (an offset note proposes ``f0`` only when the model lacks it).
+    fitted : bool
+        True for the records the model was fitted on, False for a validation record (an offset there
+        with ``f0`` in the model means the records' offsets differ).
+
+    Returns
+    -------
+    tuple of str
+        Empty when the residual shows none of these (each share below its threshold).
+    """
+    from .quantity import quantity
+
+    out: list[str] = []
+    if not m.nrmse >= NOTE_MIN_NRMSE:  # at the accuracy of the integration (or NaN): nothing to read
+        return ()
+    what = f"the {residual_kind(m.channel)} of {m.channel} on {m.record}"
+    if math.isfinite(m.offset_share) and m.offset_share >= STRUCTURE_SHARE:
+        head = (f"{what} has a mean of {'+' if m.offset > 0 else ''}{quantity(m.offset, m.unit)}"
+                f" ({100 * m.offset_share:.0f} % of its mean square)")
+        if "f0" not in terms:
+            out.append(f"{head}: the model misses an offset; add f0 (a constant force) to the model")
+        elif fitted:
+            out.append(f"{head} although the model has f0: the offset is not constant (a drift, or an offset"
+                       " that differs between the fitted records)")
+        else:
+            out.append(f"{head} although the model has f0: this record's offset differs from the fitted"
+                       " records' (check the sensor's zero)")
+    if math.isfinite(m.drift_share) and m.drift_share >= STRUCTURE_SHARE:
+        out.append(f"{what} drifts by {quantity(m.drift, m.unit)} over the record ({100 * m.drift_share:.0f} % of"
+                   " its mean square): a slow drift the model cannot follow (sensor, temperature, a slow mode);"
+                   " remove the trend from the record or fit a shorter stretch")
+    if math.isfinite(m.peak_share) and m.peak_share >= PEAK_SHARE:
+        out.append(f"{what} has {100 * m.peak_share:.0f} % of its power near {m.peak_hz:.3g} Hz: a periodic"
+                   " component the model misses (a term that acts at that frequency, or a disturbance)")
+    return tuple(out)

@@ -23,6 +23,7 @@ from ._version import __version__
 from .estimate import FitResult
 from .identifiability import rank_summary
 from .metrics import percent_text, residual_kind
+from .quantity import quantity
 from .validation import ValidationResult
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text"]
@@ -153,22 +154,26 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
         for m in fit.metrics:
             white = "white" if m.whiteness.white else "NOT white"
             lines.append(
-                f"  {m.record} {m.channel}: RMSE {_fmt(m.rmse, 4)} {m.unit}, NRMSE {_fmt(m.nrmse, 4)},"
+                f"  {m.record} {m.channel}: RMSE {quantity(m.rmse, m.unit, 4)}, NRMSE {_fmt(m.nrmse, 4)},"
                 f" fit {m.fit_percent:.2f} %, {residual_kind(m.channel)} {white}"
                 f" (Ljung-Box p = {m.whiteness.p_value:.2g} over lags 1-{m.whiteness.lags})"
             )
+            lines.extend(f"    note: {n}" for n in m.notes(fit.model.terms))
     for v in validations:
         lines.append("")
         if not v.success:
             lines.append(f"Validation on {v.record}: FAILED: {v.message}")
             continue
+        fitted = any(rf.name == v.record for rf in fit.records)
+        data = "a fitted record: not a validation" if fitted else "held out"
         for m in v.metrics:
             lines.append(
-                f"Validation on {v.record} {m.channel} (after {v.n_init} samples, initial state: {v.init}):"
-                f" RMSE {_fmt(m.rmse, 4)} {m.unit}, NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %,"
+                f"Validation on {v.record} {m.channel} ({data}; after {v.n_init} samples, initial state: {v.init}):"
+                f" RMSE {quantity(m.rmse, m.unit, 4)}, NRMSE {_fmt(m.nrmse, 4)}, fit {m.fit_percent:.2f} %,"
                 f" {residual_kind(m.channel)} {'white' if m.whiteness.white else 'NOT white'}"
                 f" (Ljung-Box p = {m.whiteness.p_value:.2g} over lags 1-{m.whiteness.lags})"
             )
+            lines.extend(f"  note: {n}" for n in m.notes(fit.model.terms, fitted=fitted))
     warns = all_warnings(fit, validations)
     if warns:
         lines.append("")
@@ -223,18 +228,23 @@ def html_report(
         return (f"<td>{escape(residual_kind(m.channel))}</td><td>{m.whiteness.p_value:.2g}</td>"
                 f"<td>{m.whiteness.lags}</td>")
 
+    fitted = {r.name for r in fit.records}
     metrics = "".join(
-        f"<tr><td>{escape(m.record)}</td><td>{escape(m.channel)}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<tr><td>{escape(m.record)}</td><td>{escape(m.channel)}</td><td>{escape(quantity(m.rmse, m.unit, 4))}</td>"
         f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td>{white(m)}</tr>"
         for m in fit.metrics
     )
     vals = "".join(
-        f"<tr><td>{escape(v.record)}</td><td>{escape(m.channel)}</td><td>{m.rmse:.4g} {escape(m.unit)}</td>"
+        f"<tr><td>{escape(v.record)}</td><td>{'fitted (not a validation)' if v.record in fitted else 'held out'}</td>"
+        f"<td>{escape(m.channel)}</td><td>{escape(quantity(m.rmse, m.unit, 4))}</td>"
         f"<td>{m.nrmse:.4g}</td><td>{m.fit_percent:.2f} %</td>{white(m)}<td>{v.n_init}</td>"
         f"<td>{escape(v.init)}</td></tr>"
         for v in validations if v.success for m in v.metrics
-    ) + "".join(f"<tr><td>{escape(v.record)}</td><td colspan=10>failed: {escape(v.message)}</td></tr>"
+    ) + "".join(f"<tr><td>{escape(v.record)}</td><td colspan=11>failed: {escape(v.message)}</td></tr>"
                 for v in validations if not v.success)
+    residual_notes = [n for m in fit.metrics for n in m.notes(fit.model.terms)] + [
+        n for v in validations if v.success for m in v.metrics for n in m.notes(fit.model.terms, fitted=v.record in fitted)]
+    res_notes = "".join(f"<li>{escape(n)}</li>" for n in residual_notes)
     figs = "".join(f"<figure>{html}<figcaption>{escape(caption)}</figcaption></figure>"
                    for caption, html in figures_html)
     unc = fit.uncertainty
@@ -266,7 +276,8 @@ records {escape(", ".join(r.name for r in fit.records))}</p>
 <p>{escape(diag)}</p>{f"<ul>{weak}</ul>" if weak else ""}
 <h2>Fit</h2>
 <table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th></tr>{metrics}</table>
-{f"<h2>Validation</h2><table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th><th>initial-state samples</th><th>initial state</th></tr>{vals}</table>" if vals else ""}
+{f"<h3>The residual carries structure</h3><ul>{res_notes}</ul>" if res_notes else ""}
+{f"<h2>Validation</h2><table><tr><th>record</th><th>data</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th><th>initial-state samples</th><th>initial state</th></tr>{vals}</table>" if vals else ""}
 {f"<h2>Figures</h2>{figs}" if figs else ""}
 {f"<h2>Warnings</h2><ul>{warns}</ul>" if warns else ""}
 <p><small>Timing: {timing}</small></p>

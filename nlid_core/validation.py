@@ -210,7 +210,7 @@ def _validate(
                                 metrics=(), n_init=n_init, x0=x0, init=init, units=units)
     sl = slice(n_init, None)
     metrics = tuple(_metrics(record.name, c, record.unit(c), record.channel(c)[sl], sim.output(c)[sl],
-                                    u=record.f[sl])
+                                    u=record.f[sl], fs=record.fs)
                     for c in outs)
     return ValidationResult(success=True, message="validation simulation completed", record=record.name,
                             t=record.t, measured=measured, predicted=predicted, metrics=metrics, n_init=n_init,

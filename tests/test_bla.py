@@ -224,6 +224,22 @@ def test_output_error_check_adds_nothing_to_a_linear_system(rng):
         output_error_check(rec, candidates=("k1",))
 
 
+def test_output_error_check_finds_an_offset_and_does_not_call_it_nonlinear(rng):
+    """A force sensor with a bias: the linear system with a constant force the record does not show."""
+    from nlid_core.nonlinearity.verdict import _headline
+
+    t = np.arange(3000) / 200.0
+    f = np.sin(2 * np.pi * (0.5 * t + 0.15 * t**2))
+    sim = simulate(TermModel("m0,c1,k1"), t, f + 0.3, np.array([1.0, 2.0, 400.0]))
+    rec = from_arrays(t, f, sim.x + 1e-6 * rng.standard_normal(t.size), name="biased")
+    oe = output_error_check(rec, candidates=("k3",), offsets=("f0",))
+    assert oe.success and oe.selected == ("f0",) and oe.nonlinear == ()
+    assert oe.path[-1].values["f0"] == pytest.approx(-0.3, rel=1e-3)  # on the model side: m0·ẍ + … + f0 = f
+    assert "also carries an offset" in oe.findings()[0]
+    (head,) = _headline(None, oe)
+    assert head.startswith("verdict: no nonlinear term needed") and "add f0 (model to fit: m0, c1, k1, f0)" in head
+
+
 def test_verdict_on_the_seed_points_at_k3_and_c2(seed_record):
     summary = nonlinearity.evidence_summary(seed_record)
     assert summary[0].startswith("verdict: nonlinear") and "k3 and c2" in summary[0]

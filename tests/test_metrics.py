@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,37 @@ def test_percent_cell_is_short_text_or_empty():
     assert percent_cell(-12.5) == "1.25e+03"
     assert percent_cell(1.1e17) == ">10000"
     assert percent_cell(float("nan")) is None
+
+
+@pytest.mark.parametrize("value,unit,text", [
+    (0.005277, "V", "5.28 mV"), (-1.24e-5, "m", "-12.4 µm"), (3.2, "N", "3.2 N"), (4500.0, "N", "4.5 kN"),
+    (2e-4, "m/s", "200 µm/s"), (0.01, "kg", "0.01 kg"), (0.5, "", "0.5"), (0.0, "V", "0 V"),
+])
+def test_quantities_read_in_a_prefix_of_the_records_unit(value, unit, text):
+    from nlid_core.quantity import quantity
+
+    assert quantity(value, unit) == text
+
+
+def _notes(miss, terms=(), fitted=True, fs=100.0):
+    from nlid_core.metrics import channel_metrics
+
+    y = np.zeros(miss.size)
+    return channel_metrics("rec", "x", "V", y + miss, y, fs=fs).notes(terms, fitted=fitted)
+
+
+def test_residual_notes_name_an_offset_a_drift_and_a_line_and_stay_silent_on_noise():
+    rng = np.random.default_rng(3)
+    n = 20000
+    t = np.arange(n) / 100.0
+    noise = 1e-3 * rng.standard_normal(n)
+    assert _notes(noise) == ()  # white noise: its mean, drift and peak hold ~1/n of its power
+    (off,) = _notes(noise + 5e-3)
+    assert re.search(r"mean of \+(5|4\.99|5\.01) mV", off) and "add f0" in off
+    (kept,) = _notes(noise + 5e-3, terms=("m0", "f0"), fitted=False)
+    assert "this record's offset differs" in kept
+    (drift,) = _notes(noise + 6e-3 * (t / t[-1] - 0.5))
+    assert re.search(r"drifts by (6|5\.99|6\.01) mV", drift)
+    (line,) = _notes(noise + 3e-3 * np.sin(2 * np.pi * 7.0 * t))
+    assert re.search(r"near (7|6\.9\d|7\.0\d) Hz", line)
+    assert _notes(1e-9 * rng.standard_normal(n) + 1.0 - 1.0) == ()

@@ -41,15 +41,16 @@ def silverbox_path() -> Path | None:
 
 
 @st.cache_data(max_entries=1, ttl=CACHE_DATA_TTL_S, show_spinner=False)
-def silverbox() -> tuple[Record, Record]:
-    """Silverbox training part and multisine test part (standard split), in volts."""
+def silverbox() -> tuple[Record, Record, Record]:
+    """Silverbox training part, multisine test part and arrow test part (standard split), in volts."""
     path = silverbox_path()
     if path is None:
         raise FileNotFoundError("the Silverbox data is not available on this server")
     common = {"columns": "f=V1,x=V2", "units": "f=V,x=V", "fs": SILVERBOX_FS}
     train = load_record(path, rows="40650:105712", name="silverbox-train", **common)  # type: ignore[arg-type]
     test = load_record(path, rows="105712:127400", name="silverbox-test", **common)  # type: ignore[arg-type]
-    return train, test
+    arrow = load_record(path, rows="100:40575", name="silverbox-arrow", **common)  # type: ignore[arg-type]
+    return train, test, arrow
 
 
 def derived(key: str, method: str, rec: Record) -> Record:

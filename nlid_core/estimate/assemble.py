@@ -23,7 +23,7 @@ __all__: list[str] = []
 
 
 def _metrics(record: str, channel: str, unit: str, measured: FloatArray, predicted: FloatArray,
-             u: FloatArray | None = None) -> ChannelMetrics:
+             u: FloatArray | None = None, fs: float | None = None) -> ChannelMetrics:
     """:func:`channel_metrics` computed on exactly rescaled signals (squares of 1e-200 would underflow)."""
     peak = float(np.max(np.abs(measured))) if measured.size else 0.0
     scale = math.ldexp(1.0, _exponent(peak)) if peak > 0 and math.isfinite(peak) else 1.0
@@ -31,8 +31,8 @@ def _metrics(record: str, channel: str, unit: str, measured: FloatArray, predict
     if u is not None:
         u_peak = float(np.max(np.abs(u))) if u.size else 0.0
         u_s = u / math.ldexp(1.0, _exponent(u_peak)) if u_peak > 0 and math.isfinite(u_peak) else u
-    m = channel_metrics(record, channel, unit, measured / scale, predicted / scale, u=u_s)
-    return dataclasses.replace(m, rmse=m.rmse * scale)
+    m = channel_metrics(record, channel, unit, measured / scale, predicted / scale, u=u_s, fs=fs)
+    return dataclasses.replace(m, rmse=m.rmse * scale, offset=m.offset * scale, drift=m.drift * scale)
 
 
 def _flags_and_estimates(

@@ -294,7 +294,7 @@ def equation_error(
                 simulation_ok=True, simulation_message="equation error: no simulation",
             )
         )
-        metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred))
+        metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred, fs=r.fs))
     return FitResult(
         success=ok,
         message=message,

@@ -283,7 +283,7 @@ def output_error(
             )
         )
         for c in opts.outputs:
-            metrics.append(_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f))
+            metrics.append(_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f, fs=r.fs))
     warns += [f"{r.name}: {w}" for r in recs for w in r.warnings]
     ok = bool(sol.status > 0)
     msg = f"output error converged ({sol.message.rstrip('.')})" if ok else f"output error did not converge: {sol.message}"

@@ -15,7 +15,9 @@ then the baseline plus each candidate term; the candidate that lowers the output
 if it lowers it by at least ``OE_IMPROVEMENT``, and the search goes on from there. The RMSE is
 read on a validation segment (the samples after the estimation segment) when the record is long
 enough, else on the estimation segment. Long records are cut to ``OE_MAX_SAMPLES`` estimation
-samples, so the check takes a few seconds at most; the Identifiability page's structure check
+samples, so the check takes a few seconds at most. An *offset* term (a constant force, ``f0``) may
+be a candidate as well: it is not a nonlinearity, but a record with a DC level needs it before any
+term can reach the noise; the Identifiability page's structure check
 (:mod:`nlid_core.studies.structure`) is the full version (every term removed and added, AIC/BIC,
 all samples).
 """
@@ -36,7 +38,13 @@ from ..models import ModelSettings, TermModel
 from ..record import Record
 from ..validation import validate
 from ._args import _check_record
-from .thresholds import _LINEAR_TERMS, DEFAULT_CANDIDATES, OE_IMPROVEMENT, OE_MAX_SAMPLES, OE_VEPS_FRACTION
+from .thresholds import (
+    _LINEAR_TERMS,
+    DEFAULT_CANDIDATES,
+    OE_IMPROVEMENT,
+    OE_MAX_SAMPLES,
+    OE_VEPS_FRACTION,
+)
 
 __all__ = ["OutputErrorStep", "OutputErrorCheck", "output_error_check"]
 
@@ -107,8 +115,10 @@ class OutputErrorCheck:
     path : tuple of OutputErrorStep
         The linear baseline and each accepted step.
     selected : tuple of str
-        Terms the record needs, in the order they were added.
+        Terms the record needs, in the order they were added (an offset term last).
     elapsed_s : float
+    offsets : tuple of str
+        Offset terms tried after the selection (not nonlinearities).
     """
 
     success: bool
@@ -122,6 +132,12 @@ class OutputErrorCheck:
     path: tuple[OutputErrorStep, ...]
     selected: tuple[str, ...]
     elapsed_s: float
+    offsets: tuple[str, ...] = ()
+
+    @property
+    def nonlinear(self) -> tuple[str, ...]:
+        """The selected terms that are nonlinearities (the selection without its offset terms)."""
+        return tuple(t for t in self.selected if t not in self.offsets)
 
     @property
     def basis(self) -> str:
@@ -159,10 +175,11 @@ class OutputErrorCheck:
             best = min((s for s in self.steps if s.added and s.success), key=lambda s: s.score, default=None)
             tail = (f" (best: {best.label}, {lin.score:.3g} -> {best.score:.3g} {u})" if best is not None else "")
             return (f"output-error check ({where}): no nonlinear term among {', '.join(self.candidates)} lowers the"
-                    f" linear model's RMSE by {100 * OE_IMPROVEMENT:.0f} %{tail}: a linear model may do",)
+                    f" linear model's RMSE by {100 * OE_IMPROVEMENT:.0f} %{tail}: a linear model may do"
+                    + self._offset_note(),)
         main = [s for s in self.path if not s.label.endswith(_SHORT)]
         late = [s for s in self.path if s.label.endswith(_SHORT)]
-        names = " and ".join(self.selected)
+        names = _and(self.selected)
         text = f"output-error check ({where}): the record needs {names}"
         if len(main) > 1:
             added = [s.added for s in main[1:]]
@@ -174,7 +191,22 @@ class OutputErrorCheck:
             if ref is not None:
                 text += (f"; adding {s.added} to {ref.label.removesuffix(_SHORT)} lowers the RMSE from"
                          f" {ref.score:.3g} to {s.score:.3g} {u} on the first samples")
-        return (text,)
+        return (text + self._offset_note(),)
+
+    def _offset_note(self) -> str:
+        """The offset's part of a finding: why it is in the model, or that it was tried."""
+        for s in self.steps:
+            if s.added in self.offsets and not s.label.endswith(_SHORT):
+                if s.added in self.selected:
+                    return (f"; the record also carries an offset: {s.added} (a constant force) takes the residual's"
+                            f" mean out and is part of the model to fit")
+                return ""
+        return ""
+
+
+def _and(names: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _rmse(fit: FitResult) -> float:
@@ -210,7 +242,7 @@ def _settings(rec: Record) -> ModelSettings:
 
 def output_error_check(
     rec: Record, *, candidates: Sequence[str] = DEFAULT_CANDIDATES, late: Sequence[str] = (),
-    max_samples: int = OE_MAX_SAMPLES, progress: ProgressFn | None = None,
+    offsets: Sequence[str] = (), max_samples: int = OE_MAX_SAMPLES, progress: ProgressFn | None = None,
 ) -> OutputErrorCheck:
     """Forward selection of nonlinear terms by output error on a (shortened) record.
 
@@ -225,6 +257,10 @@ def output_error_check(
         ``max_samples // 4`` samples (against the selected model refitted there): terms that are slow
         to simulate, such as the smoothed Coulomb term. Its velocity scale ``v_eps`` is
         ``OE_VEPS_FRACTION`` times the velocity rms (for every model of the check).
+    offsets : sequence of str
+        Terms that are not nonlinearities (a force offset, ``thresholds.OFFSET_TERM``), candidates of the
+        selection like the others (an offset the model lacks hides what a nonlinear term gains) but not
+        counted as nonlinear (:attr:`OutputErrorCheck.nonlinear`).
     max_samples : int
         Most estimation samples (the first ones); when the record is longer, the next
         ``max_samples // 2`` samples (at least 1000) validate.
@@ -239,11 +275,12 @@ def output_error_check(
     max_samples = _check_int("max_samples", max_samples, 200)
     cands = (candidates,) if isinstance(candidates, str) else tuple(candidates)
     lates = tuple(t for t in ((late,) if isinstance(late, str) else tuple(late)) if t not in cands)
-    bad = [t for t in (*cands, *lates) if t in _LINEAR_TERMS]
+    offs = tuple(t for t in ((offsets,) if isinstance(offsets, str) else tuple(offsets)) if t not in (*cands, *lates))
+    bad = [t for t in (*cands, *lates, *offs) if t in _LINEAR_TERMS]
     if bad:
         raise ModelSpecError(f"`candidates` must be terms beyond {', '.join(_LINEAR_TERMS)}, got {bad}")
     try:
-        TermModel((*_LINEAR_TERMS, *cands, *lates))
+        TermModel((*_LINEAR_TERMS, *cands, *lates, *offs))
     except ModelSpecError as exc:
         raise ModelSpecError(f"`candidates`: {exc}") from None
     t0 = time.perf_counter()
@@ -252,7 +289,8 @@ def output_error_check(
     rest = rec.n - n_fit
     val = rec.slice(n_fit, n_fit + min(rest, max(max_samples // 2, _MIN_VALIDATION))) if rest >= _MIN_VALIDATION else None
     n_val = 0 if val is None else val.n
-    total = 1 + len(cands) * (len(cands) + 1) // 2 + (1 + len(lates) if lates else 0)
+    n_sel = len(cands) + len(offs)
+    total = 1 + n_sel * (n_sel + 1) // 2 + (1 + len(lates) if lates else 0)
     settings = _settings(rec)
     done = 0
 
@@ -266,13 +304,13 @@ def output_error_check(
     tick(base.label)
     steps = [base]
     common = {"record": rec.name, "unit": rec.unit("x"), "n_fit": n_fit, "n_val": n_val,
-              "candidates": (*cands, *lates)}
+              "candidates": (*cands, *lates, *offs), "offsets": offs}
     if not base.success:
         return OutputErrorCheck(success=False, message=f"the linear model could not be fitted: {base.message}",
                                 steps=(base,), path=(base,), selected=(), elapsed_s=time.perf_counter() - t0,
                                 **common)  # type: ignore[arg-type]
     path = [base]
-    remaining = list(cands)
+    remaining = [*cands, *offs]
     while remaining:
         tries = []
         for t in remaining:

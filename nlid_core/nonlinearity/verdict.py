@@ -24,13 +24,14 @@ from .bla import BLA, bla, bla_findings
 from .comparison import LinearCheck, ModelCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .hysteresis import HysteresisEvidence, hysteresis_evidence
-from .output_check import OutputErrorCheck, output_error_check
+from .output_check import OutputErrorCheck, _and, output_error_check
 from .restoring import RestoringSlices, restoring_force, restoring_slices
 from .thresholds import (
     _LINEAR_TERMS,
     DEFAULT_CANDIDATES,
     FORCE_HARMONIC_DB,
     FRICTION_TERM,
+    OFFSET_TERM,
     HARMONIC_DB,
     IMPROVEMENT_RATIO,
     LINEAR_ENOUGH,
@@ -224,15 +225,20 @@ def _headline(b: BLA | None, oe: OutputErrorCheck | None) -> tuple[str, ...]:
     nonlinear = b.nonlinear if b is not None and b.layout.mode == "periodic" else None
     if nonlinear:
         parts.append(f"nonlinear distortion {b.stats()['total_over_noise_db']:.0f} dB above the noise")  # type: ignore[union-attr]
-    if oe is not None and oe.success and oe.selected:
-        parts.append(f"output error needs {' and '.join(oe.selected)}")
+    ok = oe is not None and oe.success
+    if ok and oe.nonlinear:  # type: ignore[union-attr]
+        parts.append(f"output error needs {_and(oe.nonlinear)}")  # type: ignore[union-attr]
+    offsets = [t for t in oe.offsets if t in oe.selected] if ok else []  # type: ignore[union-attr]
+    tail = f"; the record also carries an offset: add {_and(offsets)}" if offsets else ""
+    if ok and oe.selected:  # type: ignore[union-attr]
+        tail += f" (model to fit: {', '.join(oe.path[-1].terms)})"  # type: ignore[union-attr]
     if parts:
-        return ("verdict: nonlinear — " + "; ".join(parts),)
-    if nonlinear is False and oe is not None and oe.success:
+        return ("verdict: nonlinear — " + "; ".join(parts) + tail,)
+    if nonlinear is False and ok:
         return ("verdict: linear at this level — no distortion above the noise and no nonlinear term needed by"
-                " output error",)
-    if oe is not None and oe.success:
-        return ("verdict: no nonlinear term needed by output error at this level",)
+                " output error" + tail,)
+    if ok:
+        return ("verdict: no nonlinear term needed by output error at this level" + tail,)
     return ()
 
 
@@ -251,6 +257,7 @@ def _output_check(rec: Record, oe: OutputErrorCheck | None, run: bool, friction:
         return oe
     try:
         return output_error_check(rec, candidates=DEFAULT_CANDIDATES, late=(FRICTION_TERM,) if friction else (),
+                                  offsets=(OFFSET_TERM,),
                                   progress=progress)
     except NlidError:
         return None
@@ -258,8 +265,8 @@ def _output_check(rec: Record, oe: OutputErrorCheck | None, run: bool, friction:
 
 def term_check(rec: Record, *, hysteresis: HysteresisEvidence | None = None,
                progress: ProgressFn | None = None) -> OutputErrorCheck | None:
-    """The output-error term check the verdict uses: the evidence terms, plus the friction term
-    (tried late, on a short segment) when the loops show a force step at reversals.
+    """The output-error term check the verdict uses: the evidence terms, then the force offset, plus the
+    friction term (tried late, on a short segment) when the loops show a force step at reversals.
 
     Parameters
     ----------

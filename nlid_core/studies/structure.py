@@ -47,6 +47,7 @@ from ..estimate.oe_problem import _substeps_for
 from ..estimate.tally import numerical_warnings
 from ..models import TermModel, parse_terms
 from ..params import ParameterSet
+from ..quantity import quantity
 from ..record import Record
 from ..simulate import simulate
 from ..terms.registry import baseline_terms, get_term, proposable_terms
@@ -431,7 +432,8 @@ def structure_check(
         if v.success:
             v = dataclasses.replace(v, delta_aic=v.aic - base.aic, delta_bic=v.bic - base.bic)
         out_variants.append(v)
-        recs_text.append(_recommendation(v, base, validation is not None))
+        unit = validation.unit(base_res.records[0].fitted_channels[0]) if validation is not None and base_res.records else ""
+        recs_text.append(_recommendation(v, base, validation is not None, unit))
     steps.done(f"{len(out_variants)} variants fitted")
     failed = sum(not v.success for v in out_variants)
     msg = f"{len(out_variants)} variants of {','.join(base_model.terms)} fitted"
@@ -441,10 +443,10 @@ def structure_check(
                           recommendations=tuple(recs_text), seconds=time.perf_counter() - t_start)
 
 
-def _recommendation(v: StructureVariant, base: StructureVariant, with_validation: bool) -> str:
+def _recommendation(v: StructureVariant, base: StructureVariant, with_validation: bool, unit: str = "") -> str:
     val_note = ""
     if math.isfinite(v.validation_rmse) and math.isfinite(base.validation_rmse):
-        val_note = f"; validation RMSE {base.validation_rmse:.3g} -> {v.validation_rmse:.3g}"
+        val_note = f"; validation RMSE {quantity(base.validation_rmse, unit)} -> {quantity(v.validation_rmse, unit)}"
     elif with_validation and v.success and math.isfinite(base.validation_rmse):
         val_note = "; its validation simulation failed"
     if not v.success:

@@ -215,7 +215,7 @@ def test_the_run_comparison_marks_a_failed_run_and_shows_each_fit():
     frame = tables.compare_table([ok, bad])
     assert frame.loc["status"].tolist() == ["converged", "FAILED"]
     assert frame.loc["k3", "run #2"] == tables.EMPTY and "±" in frame.loc["k3", "run #1"]  # no values of a failure
-    assert frame.loc["RMSE (seed: x)", "run #1"].endswith(" m") and pd.isna(frame.loc["RMSE (seed: x)", "run #2"])
+    assert frame.loc["RMSE (seed: x)", "run #1"].endswith(("m", "µm", "mm")) and pd.isna(frame.loc["RMSE (seed: x)", "run #2"])
 
 
 def test_table_builders_write_units_in_words_and_round_numbers():
@@ -228,7 +228,8 @@ def test_table_builders_write_units_in_words_and_round_numbers():
     y = rng.standard_normal(500)
     frame = tables.metrics_table([channel_metrics("rec", "x", "V", y, y + 0.1 * rng.standard_normal(500)),
                                   channel_metrics("rec", "f", "1", y, y + 0.1 * rng.standard_normal(500))])
-    assert frame["unit"].tolist() == ["V", "dimensionless"]
+    assert frame["unit"].tolist() == ["mV", "dimensionless"]  # an RMSE of 0.1 V reads 100 mV
+    assert 80 < frame["RMSE"].iloc[0] < 120
     assert frame["residual"].tolist() == ["simulation error", "equation error"]
     assert frame["lags"].tolist() == [50, 50] and tables.WHITENESS_P in frame.columns
     cfg = tables.number_format(frame)

@@ -75,8 +75,8 @@ def test_design_page_on_volt_data_uses_the_record_units_and_rate(browser, silver
             pg.locator(".st-key-identifiability_summary").wait_for()
             wait_idle(pg)  # the page may still be drawing after the study summary appeared: a tab chosen then is redrawn
             open_tab(pg, "Do I need this term?")
-            assert re.search(r"7 refits \(without c1, without k1, without k2, without k3, with m1, with c2,"
-                             r" with fc\)", pg.inner_text("body"))
+            assert re.search(r"8 refits \(without c1, without k1, without k2, without k3, with m1, with c2,"
+                             r" with fc, with f0\)", pg.inner_text("body"))
             choose(pg, "struct_val", "silverbox-test")
             pg.locator(".st-key-run_structure button").click()
             pg.locator(PROGRESS).first.wait_for()
@@ -84,9 +84,12 @@ def test_design_page_on_volt_data_uses_the_record_units_and_rate(browser, silver
             pg.get_by_text("keep k3: removing it raises BIC").wait_for(timeout=180_000)
             wait_idle(pg)
             body = pg.inner_text("body")
-            # k3 is essential: without it the validation RMSE rises from about 4.7 mV to about 8.5 mV
-            assert re.search(r"keep k3: removing it raises BIC by [\d.e+]+; validation RMSE 0\.0047\d (->|→)"
-                             r" 0\.008[45]", body), body
+            # k3 is essential: without it the validation RMSE rises from about 4.7 mV to about 8.5 mV; the offset
+            # f0 is missing: with it the validation RMSE falls to about 0.3 mV
+            assert re.search(r"keep k3: removing it raises BIC by [\d.e+]+; validation RMSE 4\.7\d mV (->|→)"
+                             r" 8\.[45]\d mV", body), body
+            assert re.search(r"add f0: adding it lowers BIC by [\d.e+]+; validation RMSE 4\.7\d mV (->|→) 3\d\d µV",
+                             body), body
             assert re.search(r"Took [\d.]+ s\. Each variant was fitted by output error from this run's estimate", body)
             no_exception(pg)
             for width in (1600, 1280):

@@ -70,7 +70,7 @@ def test_silverbox_in_volts_end_to_end(browser, tmp_path):  # type: ignore[no-un
             assert params and "None" not in params
             assert "1" not in params[6::8]  # the unit column: a ratio of volts reads "dimensionless"
             metrics = table_cells(page, "results", 1)
-            assert "V" in metrics and "simulation error" in metrics
+            assert "mV" in metrics and "simulation error" in metrics  # an RMSE of volt records in mV
             shots(page, "identify")
 
             goto(page, "Validate")
@@ -79,7 +79,7 @@ def test_silverbox_in_volts_end_to_end(browser, tmp_path):  # type: ignore[no-un
             assert "displacement [V]" in titles and not any("[m]" in t or "[N]" in t for t in titles), titles
             spectrum = axis_titles(page, "val_spectrum")
             assert any("V^2/Hz" in t for t in spectrum), spectrum
-            assert "V" in table_cells(page, "validation", 0)
+            assert "mV" in table_cells(page, "validation", 0)
             shots(page, "validate")
 
             goto(page, "Export")
@@ -93,7 +93,7 @@ def test_silverbox_in_volts_end_to_end(browser, tmp_path):  # type: ignore[no-un
             text = html.read_text(encoding="utf-8")
             assert "displacement [V]" in text
             assert "displacement [m]" not in text and "force [N]" not in text
-            assert re.search(r"<td>[-+0-9.e]+ V</td>", text)  # RMSE of the fit and of the validation in volts
+            assert re.search(r"<td>[-+0-9.e]+ [mµ]?V</td>", text)  # RMSE of the fit and of the validation in volts
             assert "<td>dimensionless</td>" in text and "<td>1</td>" not in text
             shots(page, "export")
 
