@@ -51,7 +51,9 @@ with st.sidebar:
     st.caption("Records")
     if recs:
         for name, rec in recs.items():
-            st.markdown(f"- **{esc(name)}**: {rec.n:,} samples, {rec.fs:.10g} Hz, {','.join(rec.channels[1:])}")
+            role = state.roles().get(name)
+            st.markdown(f"- **{esc(name)}**{f' ({role})' if role else ''}: {rec.n:,} samples, {rec.fs:.10g} Hz,"
+                        f" {','.join(rec.channels[1:])}")
     else:
         st.markdown("No record loaded yet.")
     active_slot = st.empty()

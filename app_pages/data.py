@@ -1,5 +1,7 @@
 """Data: upload records, map columns and units, preview, split into named records, rename, trim, filter, derive."""
 
+import dataclasses
+
 import pandas as pd
 import streamlit as st
 
@@ -133,13 +135,18 @@ by = st.radio("Bounds in", ["rows", "time"], key=state.DATA_SPLIT_BY, horizontal
               format_func=lambda b: "rows" if b == "rows" else "seconds")
 table_key = state.key_for(state.DATA_SPLIT_TABLE, name, by)
 default = pd.DataFrame({"name": ["part 1"], "from": [0.0 if by == "rows" else float(rec.t[0])],
-                        "to": [float(rec.n) if by == "rows" else float(rec.t[-1]) + rec.dt]})
+                        "to": [float(rec.n) if by == "rows" else float(rec.t[-1]) + rec.dt],
+                        "role": [state.FIT_ROLE]})
 number = (st.column_config.NumberColumn(format="%d", step=1, min_value=0) if by == "rows"
           else st.column_config.NumberColumn(format="%.10g"))
 table = st.data_editor(
     state.editor_base(table_key, default), key=table_key, num_rows="dynamic", hide_index=True,
     column_config={"name": st.column_config.TextColumn("name", max_chars=state.MAX_RECORD_NAME),
-                   "from": number, "to": number},
+                   "from": number, "to": number,
+                   "role": st.column_config.SelectboxColumn(
+                       "role", options=list(state.ROLE_NAMES),
+                       help="fit: the Model page fits it by default; test: Validate checks the model on it"
+                            " (empty: the first part fits, the others test)")},
 )
 state.keep_editor(table_key, table)
 if st.button("Create records", key=state.DATA_SPLIT, type="primary"):
@@ -150,6 +157,10 @@ if st.button("Create records", key=state.DATA_SPLIT, type="primary"):
         rows = segment_rows(rec, segments, by)
         parts = split_record(rec, segments, by)
         made = state.add_named_records(parts)
+        given = [r.get("role") for r in table.to_dict("records")]
+        part_roles = [g if g in state.ROLE_NAMES else (state.FIT_ROLE if i == 0 else state.TEST_ROLE)
+                      for i, g in enumerate(given)]
+        state.set_parts(name, [(n, a, b, role) for n, (a, b), role in zip(made, rows, part_roles, strict=True)])
     except SegmentError as exc:
         seg = segments[exc.index].name.strip()
         st.error(f"Row {exc.index + 1} of the table{f' ({esc(seg, 60)})' if seg else ''}: {esc(exc.reason)}")
@@ -160,6 +171,14 @@ if st.button("Create records", key=state.DATA_SPLIT, type="primary"):
             state.post("split", "warning", f"Overlap: {esc(line)}.")
         state.post("split", "success", "Created " + ", ".join(f"{esc(p.name)} ({p.n:,} samples)" for p in parts)
                    + f" from {esc(name)}.")
+        fit_parts = [n for n, role in zip(made, part_roles, strict=True) if role == state.FIT_ROLE]
+        test_parts = [n for n, role in zip(made, part_roles, strict=True) if role == state.TEST_ROLE]
+        if fit_parts:
+            cfg = state.ensure_config()
+            state.set_config(dataclasses.replace(cfg, fit_records=tuple(fit_parts)))
+            state.reset_widget(state.MODEL_FIT_RECORDS)
+            state.post("split", "info", f"The Model page now fits {esc(', '.join(fit_parts))}"
+                       + (f"; Validate checks the model on {esc(', '.join(test_parts))}." if test_parts else "."))
         st.rerun()  # the sidebar shows the new records at once
 state.show_posts("split")
 

@@ -63,6 +63,8 @@ with right:
         if st.button("Load Silverbox", key=state.HOME_LOAD_SILVERBOX):
             try:
                 names = state.add_records(list(cache.silverbox()))
+                state.set_parts("silverbox", [(n, a, b, role) for n, (a, b), role in zip(
+                    names, cache.SILVERBOX_ROWS, (state.FIT_ROLE, state.TEST_ROLE, state.TEST_ROLE), strict=True)])
             except (NlidError, OSError) as exc:
                 st.error(f"Could not load Silverbox: {esc(exc)}")
             else:

@@ -10,7 +10,7 @@ from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.figures import mdof as mfig
 from nlid_core.mdof.data import column_spec
-from nlid_core.mdof.stages import default_plan, dump_plan
+from nlid_core.mdof.stages import dump_plan
 from nlid_core.nonlinearity.mimo import channel_fit
 from nlid_core.terms.registry import connection_terms
 
@@ -110,6 +110,7 @@ with t_records:
                 md.clear_results(store)
                 store.update(records=recs, truth=truth,
                              start=md.start_values(model, truth, settings.start_error_percent, settings.seed))
+                md.reset_plan(store)
     else:
         loaded = state.records()
         try:
@@ -141,6 +142,7 @@ with t_records:
                 if mapped and not problems:
                     md.clear_results(store)
                     store.update(records=tuple(mapped), truth=None, start=model.parameters())
+                    md.reset_plan(store)
     records = store.get("records")
     if not records:
         st.info("Simulate the experiments or map loaded records.")
@@ -209,8 +211,8 @@ with t_evidence:
 # --------------------------------------------------------------------------- 4. stages
 with t_stages:
     st.markdown("**The plan**: per stage, record name patterns and free parameter patterns (comma-separated shell"
-                " wildcards). Parameters fixed in the model stay fixed; each stage starts from the earlier ones'"
-                " estimates.")
+                " wildcards; `!name` leaves a record out, e.g. one kept for validation). Parameters fixed in the model"
+                " stay fixed; each stage starts from the earlier ones' estimates.")
     editor_key = state.key_for(state.MDOF_PLAN_EDITOR, store.get("plan_version", 0))
     edited = st.data_editor(state.editor_base(editor_key, md.plan_frame(store["plan"])), key=editor_key,
                             num_rows="dynamic", hide_index=True, width="stretch",
@@ -223,7 +225,7 @@ with t_stages:
         plan = None
     c1, c2, c3 = st.columns(3, vertical_alignment="center")
     if c1.button("Reset to the default plan", key=state.MDOF_PLAN_RESET):
-        store.update(plan=default_plan(model), plan_version=int(store.get("plan_version", 0)) + 1)
+        md.reset_plan(store)
         st.rerun()
     if plan is not None:
         c2.download_button("Download the plan (TOML)", dump_plan(plan), "plan.toml", "application/toml",
@@ -315,8 +317,21 @@ with t_validate:
                + (f" ({esc(reports[-1].stage.name)})" if reports else " (none has run: the start values)")
                + " from a record's inputs; the initial state is the fitted one when a stage used the record.")
     names = [r.name for r in records]
-    first = (md.frf_candidates(records)[1] or names)[0]  # a dynamic record in which nothing was held, if any
-    chosen = st.selectbox("Record", names, index=names.index(first), key=state.MDOF_VALIDATE_RECORD)
+    used = md.fitted_records(store)
+    free = md.frf_candidates(records)[1]  # dynamic records in which nothing was held
+    first = ([n for n in free if n not in used] or [n for n in names if n not in used] or free or names)[0]
+    # the default follows the stages (a record they fitted is no validation) unless the user chose another
+    current = state.peek(state.MDOF_VALIDATE_RECORD)
+    if current not in names or (current == store.get("validate_default") and current != first):
+        state.set_widget(state.MDOF_VALIDATE_RECORD, first)
+    store["validate_default"] = first
+    chosen = st.selectbox("Record", names, index=names.index(first), key=state.MDOF_VALIDATE_RECORD,
+                          format_func=lambda n: f"{n} (fitted)" if n in used else f"{n} (held out)" if used else n)
+    if chosen in used:
+        st.warning(f"**Not a validation:** a stage fitted {esc(chosen)}, so this shows the fit on its own data."
+                   + (f" Held out: {esc(', '.join(n for n in names if n not in used))}." if len(used) < len(names)
+                      else " Keep a record out of the plan's stages (e.g. `!multi2` in the joint stage's records)"
+                           " to validate on it."))
     try:
         val = md.validate(store, chosen)
     except ERRORS as exc:
@@ -330,7 +345,7 @@ with t_validate:
             with st.container(key="mdof_validation"):
                 st.plotly_chart(mfig.channel_fit_figure(val.t, val.measured, val.simulated, val.names, val.units, fits),
                                 key="mdof_validation_fig")
-                tables.show(fits.to_frame(), key="mdof_validation_table")
+                tables.show(tables.channel_fit_table(fits), key="mdof_validation_table")
 
 # --------------------------------------------------------------------------- 6. downloads
 with t_downloads:

@@ -21,7 +21,13 @@ recs = state.require_records()
 cfg = state.ensure_config()
 
 fit_records = st.multiselect("Records to fit (jointly, one parameter set)", list(recs),
-                             default=[n for n in cfg.fit_records if n in recs], key=state.MODEL_FIT_RECORDS)
+                             default=[n for n in cfg.fit_records if n in recs], key=state.MODEL_FIT_RECORDS,
+                             format_func=state.record_label)
+tests = [n for n in fit_records if state.roles().get(n) == state.TEST_ROLE]
+if tests:
+    st.warning(f"{esc(', '.join(tests))} {'is a test part' if len(tests) == 1 else 'are test parts'} of a split:"
+               " fitting on it leaves it no longer held out, so validating on it later shows the fit, not a"
+               " validation. Fit on the fit parts and keep the test parts for Validate.")
 # typed terms: NAME=EXPR lines; a bad line keeps the previous ones (and so the previous model)
 custom_text = st.text_area(
     "Custom terms (NAME=EXPR, one per line)", value="\n".join(f"{n}={e}" for n, e in cfg.custom),

@@ -30,13 +30,23 @@ if not run.detailed:
             " its identified parameters, which are kept.")
 
 names = list(recs)
-others = [n for n in names if n not in run.config.fit_records]
-default = others[0] if others else names[0]
+fitted = run.config.fit_records
+held_out = [n for n in names if not state.shared_samples(n, fitted)]
+tests = [n for n in held_out if state.roles().get(n) == state.TEST_ROLE]
+default = (tests or held_out or names)[0]
+if state.peek(state.VALIDATE_RECORD, names[0]) not in names:
+    state.reset_widget(state.VALIDATE_RECORD)
 c1, c2 = st.columns([2, 1])
 name = c1.selectbox("Validation record", names, index=names.index(default), key=state.VALIDATE_RECORD,
-                    help="Another record (e.g. another excitation level) tests the model honestly.")
-if name in run.config.fit_records:
-    c1.caption("This record was used for fitting: the comparison shows the fit, not a validation.")
+                    format_func=state.record_label,
+                    help="A record the fit did not use (a test part, another excitation level) tests the model"
+                         " honestly.")
+shared = state.shared_samples(name, fitted)
+if shared:
+    what = ("was fitted" if name in fitted else f"shares samples with the fitted {', '.join(shared)}")
+    st.warning(f"**Not a validation:** {esc(name)} {esc(what)}, so the numbers below show how well the model fits"
+               " data it was fitted to." + (f" Held-out records: {esc(', '.join(held_out))}." if held_out else
+                                            " Split a record on the Data page to keep a part out of the fit."))
 FROM_FIT = "the fit's own"
 FROM_SAMPLES = "estimated from the first samples"
 own = fitted_record(fit, recs[name])
@@ -70,7 +80,7 @@ with st.container(key="validation", border=True):
            "estimate": f"estimated from the first {val.n_init} samples, parameters held",
            "data": "taken from the first sample", "rest": "at rest"}.get(val.init, val.init)
     st.caption(known_answer.whiteness_note(val.metrics, initial_state=how, start=val.n_init))
-    notes = [n for m in val.metrics for n in m.notes(fit.model.terms, fitted=name in run.config.fit_records)]
+    notes = [n for m in val.metrics for n in m.notes(fit.model.terms, fitted=bool(shared))]
     if notes:
         st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))
     channel = st.radio("Channel", [m.channel for m in val.metrics], horizontal=True, key=state.VALIDATE_CHANNEL)

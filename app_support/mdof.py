@@ -131,6 +131,20 @@ def use_model(store: dict[str, Any], model: MdofModel) -> bool:
     return had
 
 
+def reset_plan(store: dict[str, Any]) -> None:
+    """The default plan for the page's model and records: the last of several multi-input records and the test
+    parts of a split (Data page) kept out of the stages, for validation."""
+    names = [r.name for r in store.get("records") or ()]
+    hold = [n for n in names if state.roles().get(n) == state.TEST_ROLE]
+    store.update(plan=default_plan(store["model"], names, hold=hold),
+                 plan_version=int(store.get("plan_version", 0)) + 1)
+
+
+def fitted_records(store: dict[str, Any]) -> set[str]:
+    """Records a stage that ran has used."""
+    return {n for rep in store.get("reports", []) if rep.fit is not None for n in rep.records}
+
+
 def parameter_table(model: MdofModel) -> pd.DataFrame:
     """Every model parameter: name, unit, start value, bounds, fixed, description."""
     return pd.DataFrame([{"parameter": p.name, "unit": p.unit, "start value": p.value, "description": p.description,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
@@ -63,6 +63,8 @@ MONTE_CARLO = "nlid_mc"  # the last Monte Carlo check of the Excitation design p
 TEACHING = "nlid_teaching"  # dict of the Teaching mode's demo (records, fits, choices)
 OPEN_STUDY = "nlid_open_study"  # StudyRef: the saved study open in this session (Studies page), or absent
 SAVED_RUNS = "nlid_saved_runs"  # dict[(saved study id, session run id), (stored run id, label)]
+ROLES = "nlid_roles"  # dict[record name, "fit" | "test"]: the role a split (or a benchmark) gave a record
+LINEAGE = "nlid_lineage"  # dict[record name, (origin, first row, stop row)] of records cut from another
 #: Studies kept per session (oldest dropped first; studies of runs no longer kept are dropped too).
 MAX_STUDIES = 12
 #: Candidate designs kept for comparison per session.
@@ -279,6 +281,9 @@ def rename_record(old: str, new: str) -> str:
                for n, r in recs.items()}
     recs.clear()
     recs.update(renamed)
+    for store in (roles(), st.session_state.setdefault(LINEAGE, {})):
+        if old in store:
+            store[text] = store.pop(old)
     cfg = config()
     if cfg is not None and old in cfg.fit_records:
         set_config(dataclasses.replace(cfg, fit_records=tuple(text if n == old else n for n in cfg.fit_records)))
@@ -307,8 +312,66 @@ def add_named_records(new: list[Record]) -> list[str]:
     return [rec.name.strip() for rec in new]
 
 
+FIT_ROLE: Final = "fit"
+TEST_ROLE: Final = "test"
+ROLE_NAMES: Final = (FIT_ROLE, TEST_ROLE)
+
+
+def roles() -> dict[str, str]:
+    """Record name -> ``"fit"`` or ``"test"``, for records that a split or a benchmark gave a role."""
+    return st.session_state.setdefault(ROLES, {})  # type: ignore[no-any-return]
+
+
+def lineage(name: str) -> tuple[str, int, int]:
+    """Where record ``name``'s samples come from: ``(origin, first row, stop row)``; a record loaded as it is
+    is its own origin."""
+    kept = st.session_state.get(LINEAGE, {}).get(name)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    rec = records().get(name)
+    return name, 0, rec.n if rec is not None else 0
+
+
+def set_parts(parent: str, parts: Sequence[tuple[str, int, int, str]]) -> None:
+    """Record that ``parts`` (name, first row, stop row in ``parent``, role) were cut from ``parent``."""
+    origin, start, _ = lineage(parent)
+    store = st.session_state.setdefault(LINEAGE, {})
+    for name, a, b, role in parts:
+        store[name] = (origin, start + a, start + b)
+        if role in ROLE_NAMES:
+            roles()[name] = role
+        else:
+            roles().pop(name, None)
+
+
+def shared_samples(name: str, others: Iterable[str]) -> list[str]:
+    """The records among ``others`` that share samples with ``name`` (itself, the record it was cut from,
+    an overlapping part)."""
+    o, a, b = lineage(name)
+    out = []
+    for other in others:
+        p, c, d = lineage(other)
+        if other == name or (p == o and max(a, c) < min(b, d)):
+            out.append(other)
+    return out
+
+
+def record_label(name: str) -> str:
+    """A record's name with its role, for choosers: ``"silverbox-train (fit part)"``."""
+    role = roles().get(name)
+    return f"{name} ({role} part)" if role else name
+
+
+def records_with_role(role: str) -> list[str]:
+    """Loaded records with ``role``, in load order."""
+    given = roles()
+    return [n for n in records() if given.get(n) == role]
+
+
 def remove_record(name: str) -> None:
     records().pop(name, None)
+    roles().pop(name, None)
+    st.session_state.setdefault(LINEAGE, {}).pop(name, None)
     cfg = config()
     if cfg is not None and name in cfg.fit_records:
         set_config(dataclasses.replace(cfg, fit_records=tuple(n for n in cfg.fit_records if n != name)))
@@ -345,20 +408,26 @@ def default_config(terms: tuple[str, ...] = DEFAULT_TERMS, fit_records: tuple[st
     """A configuration for ``terms`` (library names and names of the typed terms ``custom``) with default
     bounds, in the units of the first record to fit."""
     recs = records()
-    first = recs.get(fit_records[0]) if fit_records else (next(iter(recs.values())) if recs else None)
+    if not fit_records:  # the fit parts of a split, else the first record
+        fit_records = tuple(records_with_role(FIT_ROLE)) or tuple(list(recs)[:1])
+    first = recs.get(fit_records[0]) if fit_records else None
     model = TermModel(terms, custom=custom_terms(custom))
     params = model.default_parameters(
         force_unit=first.unit("f") if first else "N", x_unit=first.unit("x") if first else "m"
     )
     return ModelConfig(terms=model.terms, settings=model.settings, params=params, options=FitOptions(),
-                       fit_records=fit_records or ((first.name,) if first else ()), custom=custom)
+                       fit_records=fit_records, custom=custom)
 
 
 def use_terms(terms: tuple[str, ...], record: str) -> ModelConfig:
     """Make ``terms`` the model to fit (default bounds and options), fitted on the current fit records when
-    ``record`` is one of them, else on ``record``; the Model page's term choice follows."""
+    ``record`` is one of them, else on the fit parts of a split, else on ``record``; the Model page's term
+    choice follows."""
     cfg = config()
-    fit = cfg.fit_records if cfg is not None and record in cfg.fit_records else (record,)
+    if cfg is not None and record in cfg.fit_records:
+        fit = cfg.fit_records
+    else:
+        fit = tuple(records_with_role(FIT_ROLE)) or (record,)
     new = default_config(terms, fit_records=fit, custom=cfg.custom if cfg is not None else ())
     set_config(new)
     st.session_state.pop(MODEL_TERMS, None)

@@ -94,6 +94,17 @@ def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) ->
     } for m in metrics])
 
 
+def channel_fit_table(fits: Any) -> pd.DataFrame:
+    """One row per output channel of a multi-DOF validation: fit, RMSE in a readable prefix of its unit, NRMSE."""
+    rows = []
+    for name, unit, fit, rmse, nrmse in zip(fits.names, fits.units, fits.fit_percent, fits.rmse, fits.nrmse,
+                                            strict=True):
+        value, shown = prefixed(float(rmse), unit)
+        rows.append({"channel": name, "fit [%]": _num(float(fit)), "RMSE": _num(value), "unit": unit_text(shown),
+                     "NRMSE": _num(float(nrmse))})
+    return _rounded(pd.DataFrame(rows))
+
+
 def runs_table(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([{
         "run": r.id, "time": r.created, "method": r.result.method, "terms": ",".join(r.config.terms),

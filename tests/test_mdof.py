@@ -25,7 +25,17 @@ from nlid_core.mdof.modal import natural_frequencies
 from nlid_core.mdof.modelfile import dump_model, parse_model
 from nlid_core.mdof.presets import chain, platform
 from nlid_core.mdof.spec import G0
-from nlid_core.mdof.stages import Stage, StagePlan, default_plan, dump_plan, parse_plan, run_stage, run_stages
+from nlid_core.mdof.stages import (
+    Stage,
+    StagePlan,
+    default_plan,
+    dump_plan,
+    held_out,
+    parse_plan,
+    run_stage,
+    run_stages,
+    select,
+)
 from nlid_core.mdof.validation import validate_record
 
 TWO_MASS = """
@@ -353,3 +363,13 @@ def test_hostile_model_files_are_refused_before_any_work() -> None:
         parse_model("[[dof]]\nname = 'x1'\n" + conns)
     with pytest.raises(ModelSpecError, match="only letters|must be letters"):
         parse_model("[[dof]]\nname = 'x1; rm'\n")
+
+
+def test_the_default_plan_keeps_the_last_multi_input_record_out_for_validation() -> None:
+    names = ["static", "small", "sweep_x1", "multi1", "multi2"]
+    assert held_out(names) == ("multi2",) and held_out(names[:4]) == ()
+    joint = default_plan(chain(3), names).stages[-1]
+    assert select(joint.records, names) == ("static", "small", "sweep_x1", "multi1") and "multi2 kept out" in joint.note
+    joint = default_plan(chain(3), [*names, "run[2]"], hold=("run[2]",)).stages[-1]  # a test part, named literally
+    assert select(joint.records, [*names, "run[2]"]) == ("static", "small", "sweep_x1", "multi1")
+    assert default_plan(chain(3)).stages[-1].records == ("*",)

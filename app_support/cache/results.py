@@ -32,6 +32,10 @@ def example(name: str) -> Record:
     return make_example(name)
 
 
+#: Rows of the standard Silverbox split (data README): training, multisine test, arrow test.
+SILVERBOX_ROWS: tuple[tuple[int, int], ...] = ((40650, 105712), (105712, 127400), (100, 40575))
+
+
 def silverbox_path() -> Path | None:
     """The Silverbox benchmark CSV when it is available beside the checkout (or via NLID_SHARED_DATA)."""
     env = os.environ.get("NLID_SHARED_DATA")
@@ -47,10 +51,9 @@ def silverbox() -> tuple[Record, Record, Record]:
     if path is None:
         raise FileNotFoundError("the Silverbox data is not available on this server")
     common = {"columns": "f=V1,x=V2", "units": "f=V,x=V", "fs": SILVERBOX_FS}
-    train = load_record(path, rows="40650:105712", name="silverbox-train", **common)  # type: ignore[arg-type]
-    test = load_record(path, rows="105712:127400", name="silverbox-test", **common)  # type: ignore[arg-type]
-    arrow = load_record(path, rows="100:40575", name="silverbox-arrow", **common)  # type: ignore[arg-type]
-    return train, test, arrow
+    return tuple(load_record(path, rows=f"{a}:{b}", name=name, **common)  # type: ignore[arg-type,return-value]
+                 for name, (a, b) in zip(("silverbox-train", "silverbox-test", "silverbox-arrow"), SILVERBOX_ROWS,
+                                         strict=True))
 
 
 def derived(key: str, method: str, rec: Record) -> Record:

@@ -22,6 +22,7 @@ can build on it (:attr:`StageReport.trust`).
 from __future__ import annotations
 
 import fnmatch
+import glob
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,7 @@ from .data import MdofRecord
 from .fit import MdofFit, fit_records
 from .spec import MdofModel
 
-__all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "dump_plan", "one_shot", "parse_plan",
+__all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "held_out", "dump_plan", "one_shot", "parse_plan",
            "run_stage", "run_stages", "select", "toml_tables", "ROLLED_BACK", "StageStep", "advance"]
 
 ProgressFn = Callable[[str, float, str], None]
@@ -127,17 +128,38 @@ class StagedResult:
 def _match(patterns: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
     hit: set[str] = set()
     for p in patterns:
-        hit.update(fnmatch.filter(names, p))
+        if not p.startswith("!"):
+            hit.update(fnmatch.filter(names, p))
+    for p in patterns:
+        if p.startswith("!"):
+            hit.difference_update(fnmatch.filter(names, p[1:]))
     return tuple(n for n in names if n in hit)
 
 
 def select(patterns: Sequence[str], names: Sequence[str]) -> tuple[str, ...]:
-    """The names matching any pattern (shell wildcards), in ``names`` order; nothing when none matches."""
+    """The names matching any pattern (shell wildcards) and no exclusion (``"!multi*"``), in ``names`` order;
+    nothing when none matches."""
     return _match(patterns, names)
 
 
-def default_plan(model: MdofModel) -> StagePlan:
-    """The seed's four-step plan for this model (patterns that match no parameter of the model are left out)."""
+#: Records of which the default plan keeps the last out of every stage, for validation, when there are at
+#: least two: the multi-input excitations (every input at once, nothing held) test a model most like its use.
+HELD_OUT_PATTERN = "multi*"
+
+
+def held_out(names: Sequence[str]) -> tuple[str, ...]:
+    """The records the default plan keeps out of its stages for validation: the last of ``names`` matching
+    :data:`HELD_OUT_PATTERN` when at least two do (the others still reach the joint stage); else none."""
+    multi = _match([HELD_OUT_PATTERN], names)
+    return multi[-1:] if len(multi) >= 2 else ()
+
+
+def default_plan(model: MdofModel, records: Sequence[str] = (), *, hold: Sequence[str] = ()) -> StagePlan:
+    """The seed's four-step plan for this model (patterns that match no parameter of the model are left out).
+
+    With the names of the ``records``, the joint stage leaves out those :func:`held_out` keeps for validation,
+    and the records named in ``hold`` (e.g. the test parts of a split)."""
+    kept_out = tuple(dict.fromkeys((*held_out(records), *hold)))
     names = model.param_names
     inertia = ["J*"] if model.body else ["m_*"]
     gravity = ["m", "cx", "cy", "cz"] if model.body else (["m_*"] if any(d.gravity for d in model.dofs) else [])
@@ -150,8 +172,9 @@ def default_plan(model: MdofModel) -> StagePlan:
               note="small high-frequency motion: inertia dominates; linear damping as a nuisance"),
         Stage(name="sweeps", records=("sweep*",), free=tuple(nonlinear),
               note="large sweeps, one DOF at a time: nonlinear stiffness and damping, stiffness and inertia held"),
-        Stage(name="joint", records=("*",), free=("*",),
-              note="joint refinement: every record and channel, every parameter, from the stages' estimates"),
+        Stage(name="joint", records=("*", *(f"!{glob.escape(n)}" for n in kept_out)), free=("*",),
+              note="joint refinement: every record and channel, every parameter, from the stages' estimates"
+                   + (f"; {', '.join(kept_out)} kept out for validation" if kept_out else "")),
     ]
     return StagePlan(stages=tuple(s for s in stages if s.free))
 

@@ -64,8 +64,21 @@ def test_split_by_rows_makes_named_records_that_keep_their_time_and_show_in_the_
     assert (recs["train"].n, recs["test"].n) == (4000, 2000)
     assert recs["test"].t[0] == recs["seed"].t[4000]  # original time stamps
     assert recs["test"].units == recs["seed"].units and recs["test"].fs == pytest.approx(500.0)
-    assert "train: 4,000 samples" in sidebar(at) and "test: 2,000" in sidebar(at)
+    assert "train (fit): 4,000 samples" in sidebar(at) and "test (test): 2,000" in sidebar(at)
     assert any("Created train (4,000 samples), test (2,000 samples)" in s for s in shown(at.success))
+    # fitting now defaults to the fit part, validation to the test part; the whole record is not held out
+    assert at.session_state[state.CONFIG].fit_records == ("train",)
+    assert any("now fits train; Validate checks the model on test" in s for s in shown(at.info))
+    at.switch_page("app_pages/model.py").run()
+    assert at.multiselect(key=state.MODEL_FIT_RECORDS).value == ["train"] and not at.warning
+    at.switch_page("app_pages/identify.py").run()
+    at.button(key="run_identification").click().run()
+    at.switch_page("app_pages/validate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key=state.VALIDATE_RECORD).value == "test"
+    assert not any("Not a validation" in w for w in shown(at.warning))
+    at.selectbox(key=state.VALIDATE_RECORD).set_value("seed").run()  # holds the fitted samples
+    assert any("Not a validation" in w and "shares samples with the fitted train" in w for w in shown(at.warning))
 
 
 def test_split_by_time_and_overlaps_are_named():

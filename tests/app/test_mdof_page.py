@@ -108,9 +108,13 @@ def test_the_chain_is_identified_stage_by_stage(staged):
     evidence = " ".join(m.value.replace("\\", "") for m in at.markdown)
     assert "FRF matrix from multi1, multi2" in evidence and "x3 responds mostly to f_x1" in evidence
     assert not at.error, [e.value for e in at.error]
-    # the validation tab (first record, static) scores every output after the joint stage
-    val = next(d.value for d in at.dataframe if "fit_percent" in d.value.columns)
-    assert val["channel"].tolist() == ["x1", "x2", "x3"] and (val["fit_percent"] > 90).all()
+    # the default plan keeps the last multi-input record out of the stages; the validation tab defaults to it
+    assert reports[-1].records == ("static", "small", "sweep_x1", "multi1")
+    assert at.selectbox(key=state.MDOF_VALIDATE_RECORD).value == "multi2"
+    assert not any("Not a validation" in w.value for w in at.warning)
+    val = next(d.value for d in at.dataframe if {"channel", "fit [%]"} <= set(d.value.columns))
+    assert val["channel"].tolist() == ["x1", "x2", "x3"] and (val["fit [%]"] > 90).all()
+    assert set(val["unit"]) <= {"m", "mm", "µm"}
 
 
 def test_one_shot_comparison_and_downloads_after_the_stages(staged):

@@ -30,10 +30,10 @@ def no_exception(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def edit_cell(page, grid, row: int, column: int, text: str, *, new_row: bool = False) -> None:  # type: ignore[no-untyped-def]
-    """Type ``text`` into a cell of the split table (columns name, from, to; the grid is drawn on a canvas)."""
+    """Type ``text`` into a cell of the split table (columns name, from, to, role; the grid is drawn on a canvas)."""
     box = grid.bounding_box()
     inner = box["width"] - 33  # the row-number column is about 33 px wide
-    x = box["x"] + 33 + inner * (0.17, 0.52, 0.85)[column]
+    x = box["x"] + 33 + inner * (0.125, 0.375, 0.625, 0.875)[column]
     y = box["y"] + 35 * (row + 1) + 17  # header and rows are 35 px high
     page.mouse.click(x, y)  # selects the cell; on the empty last line, adds a row and opens its first cell
     time.sleep(0.5)
@@ -94,8 +94,9 @@ def test_upload_split_rename_and_come_back(browser):  # type: ignore[no-untyped-
             wait_idle(page)
             no_exception(page)
             assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[-800:]
-            side = sidebar(page, "test: 21,688")
-            assert "train: 65,062 samples, 610.3515625 Hz" in side and "test: 21,688 samples" in side
+            side = sidebar(page, "test (test): 21,688")
+            # the first part fits, the next one tests (the role column left empty)
+            assert "train (fit): 65,062 samples, 610.3515625 Hz" in side and "test (test): 21,688 samples" in side
             shot(page, "data-split-1280")
             page.set_viewport_size({"width": 1600, "height": 1600})
             wait_idle(page)
