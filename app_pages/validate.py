@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app_support import known_answer, state, tables
+from app_support import known_answer, state, studies, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -38,9 +38,10 @@ if state.peek(state.VALIDATE_RECORD, names[0]) not in names:
     state.reset_widget(state.VALIDATE_RECORD)
 c1, c2 = st.columns([2, 1])
 name = c1.selectbox("Validation record", names, index=names.index(default), key=state.VALIDATE_RECORD,
-                    format_func=state.record_label,
                     help="A record the fit did not use (a test part, another excitation level) tests the model"
                          " honestly.")
+if state.roles().get(name):
+    c1.caption(f"The {esc(state.roles()[name])} part of a split.")
 shared = state.shared_samples(name, fitted)
 if shared:
     what = ("was fitted" if name in fitted else f"shares samples with the fitted {', '.join(shared)}")
@@ -69,6 +70,10 @@ if val is None:
         st.error(f"Validation could not run: {esc(exc)}")
         st.stop()
     state.add_validation(key, val)
+    if val.success:
+        problem = studies.resave_validations(run)
+        if problem:
+            st.warning(esc(problem))
 if not val.success:
     st.error(esc(val.message))
     st.stop()

@@ -22,6 +22,7 @@ import dataclasses
 import datetime as _dt
 import math
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -43,10 +44,16 @@ from nlid_core.batch.run import (
     summarize_monte_carlo,
 )
 from nlid_core.errors import DataValidationError, NlidError
+from nlid_core.estimate import FitOptions, FitResult, Prior, identify
+from nlid_core.models import ModelSettings, TermModel
+from nlid_core.params import Parameter, ParameterSet
+from nlid_core.quantity import quantity
 from nlid_core.record import Record
+from nlid_core.report import result_to_dict
 from nlid_core.store import archive, db
 from nlid_core.store import studies as saved
 from nlid_core.store.schema import MAX_NAME_LENGTH
+from nlid_core.validation import ValidationResult, validate
 
 __all__ = [
     "POSTS",
@@ -273,7 +280,8 @@ def current_study(owner: str) -> state.StudyRef | None:
 
 def run_config(cfg: state.ModelConfig) -> dict[str, Any]:
     """What a run was asked to do, as JSON-ready data: terms, typed terms, settings, parameters (start
-    values, bounds, free or fixed), estimator options and the records fitted."""
+    values, bounds, free or fixed), estimator options, the records fitted and the roles (fit / test) of the
+    session's records."""
     return {
         "terms": list(cfg.terms),
         "custom": [list(pair) for pair in cfg.custom],
@@ -281,11 +289,125 @@ def run_config(cfg: state.ModelConfig) -> dict[str, Any]:
         "parameters": cfg.params.to_records(),
         "options": dataclasses.asdict(cfg.options),
         "fit_records": list(cfg.fit_records),
+        "roles": dict(state.roles()),
     }
 
 
+def run_validations(run: state.Run) -> list[ValidationResult]:
+    """The session's successful validations of ``run``, one per record (the latest kept)."""
+    out: dict[str, ValidationResult] = {}
+    for (run_id, name, _), val in state.validations().items():
+        if run_id == run.id and val is not None and val.success:
+            out[name] = val
+    return list(out.values())
+
+
 def _run_doc(run: state.Run, label: str) -> dict[str, Any]:
-    return {"label": label, "config": run_config(run.config), "result": run.result}
+    return {"label": label, "config": run_config(run.config), "result": result_to_dict(run.result,
+                                                                                          run_validations(run))}
+
+
+def _bound(value: Any, default: float) -> float:
+    return default if value is None else float(value)
+
+
+def config_from_doc(doc: Mapping[str, Any]) -> state.ModelConfig:
+    """The configuration a saved run was asked to fit (:func:`run_config` read back).
+
+    Raises NlidError (or KeyError/TypeError/ValueError for a document that is not a run's configuration)."""
+    params = ParameterSet([
+        Parameter(name=str(p["name"]), value=float(p["value"]), lower=_bound(p.get("lower"), -math.inf),
+                  upper=_bound(p.get("upper"), math.inf), vary=bool(p.get("vary", True)), unit=str(p.get("unit", "")),
+                  description=str(p.get("description", "")))
+        for p in doc["parameters"]])
+    opts = dict(doc.get("options") or {})
+    for key in ("outputs", "record_weights"):
+        if opts.get(key) is not None:
+            opts[key] = tuple(opts[key])
+    prior = opts.get("prior")
+    opts["prior"] = Prior(values=dict(prior["values"]), lam=float(prior["lam"])) if prior else None
+    custom = tuple((str(n), str(e)) for n, e in doc.get("custom") or [])
+    settings = ModelSettings(**{k: float(v) for k, v in (doc.get("settings") or {}).items()})
+    model = TermModel(tuple(doc["terms"]), settings, custom=state.custom_terms(custom))
+    return state.ModelConfig(terms=model.terms, settings=settings, params=params, options=FitOptions(**opts),
+                             fit_records=tuple(doc["fit_records"]), custom=custom)
+
+
+def restore_fit(cfg: state.ModelConfig, result: Mapping[str, Any], recs: Mapping[str, Record]) -> FitResult:
+    """A saved run's fit, rebuilt in full from its configuration and records: estimated again from the saved
+    estimates (an optimiser started at its optimum stops within a few evaluations), so the records' fits,
+    metrics and intervals are the run's own. A run saved as failed stays failed, with its message."""
+    model = cfg.model
+    saved_values = result.get("parameters") or {}
+    start = cfg.params.with_values({n: float(p["value"]) for n, p in saved_values.items()
+                                    if isinstance(p, Mapping) and n in cfg.params and p.get("value") is not None})
+    records = [recs[n] for n in cfg.fit_records]
+    if not result.get("success"):
+        from nlid_core.estimate.assemble import _failed
+
+        failed = _failed(model, start, records, cfg.options, str(result.get("message") or "failed"), 0.0)
+        return dataclasses.replace(failed, method=str(result.get("method") or failed.method))
+    method = cfg.options.method if cfg.options.method == "equation-error" else "output-error"
+    fit = identify(records, model, params=start, options=dataclasses.replace(cfg.options, method=method))
+    note = "reopened from a saved study: estimated again from the saved estimates"
+    return dataclasses.replace(fit, method=str(result.get("method") or fit.method), warnings=(*fit.warnings, note))
+
+
+def _saved_validations(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    doc = result.get("validation")
+    if not isinstance(doc, Mapping):
+        return []
+    listed = doc.get("records")
+    return [v for v in (listed if isinstance(listed, list) else [doc]) if isinstance(v, Mapping)]
+
+
+def restore_runs(store: db.Store, owner: str, study: saved.Study) -> tuple[int, list[str]]:
+    """Bring a study's individual runs into the session's history (their configuration, a fit rebuilt by
+    :func:`restore_fit`, their validations run again) and the roles of its records; the newest run becomes
+    the active one. Runs whose records the session lacks are left out. Returns the runs brought back and a
+    line per run that could not be."""
+    recs = state.records()
+    problems: list[str] = []
+    restored = 0
+    roles: dict[str, str] = {}
+    done = {v for (sid, _), v in state.saved_runs().items() if sid == study.id}
+    for run in individual_runs(call(saved.list_runs, store, owner, study.id)):
+        if any(stored_id == run.id for stored_id, _ in done):
+            continue
+        try:
+            cfg = config_from_doc(run.config)
+            missing = [n for n in cfg.fit_records if n not in recs]
+            if missing:
+                problems.append(f"{run.label}: the study lacks its record(s) {', '.join(missing)}")
+                continue
+            t0 = time.perf_counter()
+            fit = restore_fit(cfg, run.result, recs)
+        except (NlidError, KeyError, TypeError, ValueError) as exc:
+            problems.append(f"{run.label}: {plain(str(exc))}")
+            continue
+        session_run = state.add_run(cfg, fit, time.perf_counter() - t0)
+        state.saved_runs()[(study.id, session_run.id)] = (run.id, run.label)
+        restored += 1
+        given = run.config.get("roles")
+        if isinstance(given, Mapping):
+            roles.update({str(k): str(v) for k, v in given.items() if v in state.ROLE_NAMES})
+        if fit.success:
+            for v in _saved_validations(run.result):
+                name = str(v.get("record", ""))
+                if name in recs:
+                    n_init = int(v.get("n_init", 50))
+                    init = str(v.get("init", "estimate"))
+                    try:
+                        val = validate(fit, recs[name], n_init=n_init, init=init)
+                    except NlidError as exc:
+                        problems.append(f"{run.label}: validation on {name}: {plain(str(exc))}")
+                    else:
+                        state.add_validation((session_run.id, name, n_init if init != "fit" else 0), val)
+        state.set_config(cfg)
+    for name, role in roles.items():
+        if name in recs:
+            state.roles()[name] = role
+    return restored, problems
 
 
 def create_from_session(store: db.Store, owner: str, name: str, *, with_run: bool) -> saved.Study:
@@ -393,10 +515,28 @@ def save_run(store: db.Store, owner: str, ref: state.StudyRef, run: state.Run, l
     text = saved.validate_name(label.strip() if isinstance(label, str) else label, "label")
     new = _new_session_records(store, owner, ref.id, [n for n in run.config.fit_records if n in state.records()])
     # the records it lacks and the run in one transaction: both land or neither
-    stored = call(saved.add_run, store, owner, ref.id, label=text, config=run_config(run.config), result=run.result,
-                  records=new)
+    stored = call(saved.add_run, store, owner, ref.id, label=text, config=run_config(run.config),
+                  result=result_to_dict(run.result, run_validations(run)), success=run.result.success, records=new)
     state.saved_runs()[(ref.id, run.id)] = (stored.id, text)
     return stored
+
+
+def resave_validations(run: state.Run) -> str | None:
+    """Write ``run``'s validations into its saved copy in the open study, when it is saved there and the
+    study is the viewer's own; returns a line to show when that failed (None: written, or nothing to do)."""
+    user = identity.current_user()
+    ref = state.open_study(user.owner) if user is not None else None
+    if ref is None or ref.owner != ref.viewer:
+        return None
+    done = state.saved_runs().get((ref.id, run.id))
+    if done is None:
+        return None
+    try:
+        call(saved.update_run_result, get_store(), ref.owner, ref.id, done[0],
+             result_to_dict(run.result, run_validations(run)))
+    except DataValidationError as exc:
+        return f"The validation was not saved in {ref.name!r}: {exc}"
+    return None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -406,6 +546,7 @@ class Comparison:
     frame: pd.DataFrame
     parameters: tuple[str, ...]
     units: dict[str, str]
+    scores: dict[int, dict[str, str]] = dataclasses.field(default_factory=dict)
 
 
 #: With more individual runs than this, the Compare tab asks which to compare.
@@ -461,7 +602,30 @@ def compare(store: db.Store, owner: str, study_id: int, run_ids: Sequence[int] |
                     units[str(name)] = str(p["unit"])
     params = tuple(order) + tuple(c for c in found if c not in order)
     cols = ["label", "success", "cost"] + [c for n in params for c in (n, f"{n} stderr")]
-    return Comparison(frame=frame[[c for c in cols if c in frame.columns]], parameters=params, units=units)
+    scores = {run.id: run_scores(run.result) for run in listed_runs if wanted is None or run.id in wanted}
+    return Comparison(frame=frame[[c for c in cols if c in frame.columns]], parameters=params, units=units,
+                      scores=scores)
+
+
+def run_scores(result: Mapping[str, Any]) -> dict[str, str]:
+    """A saved run's fit and validation RMSEs (in a readable prefix of each record's unit) and fit percentages,
+    by row name: ``"fit RMSE (rec: x)"``, ``"validation RMSE (test: x)"``."""
+    out: dict[str, str] = {}
+    metrics = result.get("metrics")
+    channels = metrics.get("channels") if isinstance(metrics, Mapping) else None
+    for m in channels if isinstance(channels, list) else []:
+        if isinstance(m, Mapping) and isinstance(m.get("rmse"), (int, float)):
+            where = f"{m.get('record', '')}: {m.get('channel', '')}"
+            out[f"fit RMSE ({where})"] = quantity(float(m["rmse"]), str(m.get("unit", "")), 4)
+    for v in _saved_validations(result):
+        chans = v.get("channels")
+        for chan, m in (chans.items() if isinstance(chans, Mapping) else []):
+            if isinstance(m, Mapping) and isinstance(m.get("rmse"), (int, float)):
+                where = f"{v.get('record', '')}: {chan}"
+                out[f"validation RMSE ({where})"] = quantity(float(m["rmse"]), str(m.get("unit", "")), 4)
+                if isinstance(m.get("fit_percent"), (int, float)):
+                    out[f"validation fit % ({where})"] = f"{float(m['fit_percent']):.2f}"
+    return out
 
 
 def compare_display(comp: Comparison) -> pd.DataFrame:
@@ -483,8 +647,9 @@ def compare_display(comp: Comparison) -> pd.DataFrame:
         cost = row.get("cost")
         col["cost"] = f"{float(cost):.6g}" if cost is not None and math.isfinite(float(cost)) else ""
         col["converged"] = "yes" if bool(row.get("success")) else "no"
+        col.update(comp.scores.get(int(rid), {}))  # type: ignore[call-overload]
         data[f"#{rid} {row['label']}"] = col
-    return pd.DataFrame(data).rename_axis("parameter").reset_index()
+    return pd.DataFrame(data).fillna("").rename_axis("parameter").reset_index()
 
 
 def parameter_series(comp: Comparison, parameter: str) -> tuple[list[str], list[float], list[float]]:
@@ -822,6 +987,14 @@ def on_open(store: db.Store, owner: str, study_id: int) -> None:
             parts.append(f"Loaded {', '.join(esc(n) for n in names)} into this session.")
         if present:
             parts.append(f"Already here: {', '.join(esc(n) for n in present)}.")
+        study = call(saved.get_study, store, owner, study_id)
+        restored, problems = restore_runs(store, owner, study)
+        if restored:
+            active = state.active_run()
+            parts.append(f"Brought back {restored} run{'s' if restored > 1 else ''} with their models, options and"
+                         f" validations; the active run is {esc(active.label) if active else 'none'}.")
+        for line in problems:
+            _post("warning", f"A saved run was not brought back: {esc(line)}")
         return " ".join(parts)
     _act(act, "The study was not opened")
 

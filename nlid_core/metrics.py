@@ -49,10 +49,13 @@ __all__ = [
 #: A residual's mean (or its linear drift) is worth a note when it holds at least this fraction of the
 #: residual's mean square: then it is at least half of the RMSE, far beyond what noise gives (1/n).
 STRUCTURE_SHARE = 0.25
+#: A residual line is not reported where the force holds at least this fraction of its power (there the
+#: residual is the model's error at the excitation itself).
+FORCED_SHARE = 0.05
 #: Below this NRMSE a residual is numerical (integration, rounding) rather than something the model misses.
 NOTE_MIN_NRMSE = 1e-4
-#: Power of the detrended residual within three lines of its spectrum's peak (Welch, 512 segments at
-#: most) above this fraction means a periodic component the model misses.
+#: Power of the detrended residual within three lines of its spectrum's peak (Welch, 1024-sample segments
+#: at most) above this fraction, in each half of the record, means a periodic component the model misses.
 PEAK_SHARE = 0.5
 
 FloatArray = NDArray[np.float64]
@@ -345,7 +348,7 @@ def channel_metrics(
         _, cc = cross_correlation(np.asarray(u), resid, white.lags)
         frac = float(np.mean(np.abs(cc) > white.band))
     return ChannelMetrics(
-        **_structure(-resid, fs),
+        **_structure(-resid, fs, None if u is None else np.asarray(u)),
         input_xcorr_fraction_outside=frac,
         record=record,
         channel=channel,
@@ -358,7 +361,7 @@ def channel_metrics(
     )
 
 
-def _structure(miss: FloatArray, fs: float | None) -> dict[str, float]:
+def _structure(miss: FloatArray, fs: float | None, u: FloatArray | None = None) -> dict[str, float]:
     """Mean, linear drift and spectral peak of ``miss`` with the share of its mean square each holds."""
     nan = float("nan")
     out = {"offset": nan, "offset_share": nan, "drift": nan, "drift_share": nan, "peak_hz": nan, "peak_share": nan}
@@ -376,14 +379,29 @@ def _structure(miss: FloatArray, fs: float | None) -> dict[str, float]:
     centred = r - mean - slope * tau
     out.update(offset=mean * peak, offset_share=mean * mean / ms, drift=slope * peak,
                drift_share=slope * slope * float(tau @ tau) / n / ms)
-    if fs is not None and fs > 0 and n >= 64:
+    if fs is not None and fs > 0 and n >= 128:
         from scipy import signal
 
-        freqs, psd = signal.welch(centred, fs=fs, nperseg=min(n, 1024), detrend=False)
-        total = float(np.sum(psd))
-        if total > 0:
+        # a line the model misses persists: its share is read in each half and the smaller one kept, so the
+        # decaying free vibration of an initial-state error (first half only) does not count as a line
+        half = n // 2
+        nper = min(half, 1024)
+        freqs, psd = signal.welch(centred, fs=fs, nperseg=nper, detrend=False)
+        if float(np.sum(psd)) > 0:
             k = int(np.argmax(psd[1:])) + 1
-            out.update(peak_hz=float(freqs[k]), peak_share=float(np.sum(psd[max(k - 1, 0):k + 2])) / total)
+            shares = []
+            for part in (centred[:half], centred[half:]):
+                _, p = signal.welch(part, fs=fs, nperseg=nper, detrend=False)
+                total = float(np.sum(p))
+                shares.append(float(np.sum(p[max(k - 1, 0):k + 2])) / total if total > 0 else 0.0)
+            # where the force itself has its power, the residual is the model's error at the excitation (a
+            # parameter or an extrapolation error), not a line of its own
+            forced = 0.0
+            if u is not None and u.size == n:
+                _, pu = signal.welch(np.asarray(u, dtype=np.float64) - np.mean(u), fs=fs, nperseg=nper)
+                forced = float(np.sum(pu[max(k - 1, 0):k + 2])) / float(np.sum(pu)) if np.sum(pu) > 0 else 0.0
+            if forced < FORCED_SHARE:
+                out.update(peak_hz=float(freqs[k]), peak_share=min(shares))
     return out
 
 

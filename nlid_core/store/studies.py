@@ -74,6 +74,7 @@ __all__ = [
     "load_record",
     "load_records",
     "add_run",
+    "update_run_result",
     "add_item_runs",
     "list_runs",
     "run_item_keys",
@@ -765,6 +766,29 @@ def add_run(store: Store, owner: str, study_id: int, *, label: str, config: Mapp
         rid = _insert_run(conn, owner, st.id, row)
         _touch(conn, st.id)
         new = conn.execute(sa.select(runs).where(runs.c.id == rid)).one()
+    return _run_from_row(new)
+
+
+def update_run_result(store: Store, owner: str, study_id: int, run_id: int, result: Any) -> Run:
+    """Replace a saved run's result document (e.g. with the validations made since it was saved); its label,
+    configuration and success stay.
+
+    Raises
+    ------
+    DataValidationError
+        Not the owner's study, or no such run in it.
+    """
+    validate_owner(owner)
+    old = next((r for r in list_runs(store, owner, study_id) if r.id == run_id), None)
+    if old is None:
+        raise DataValidationError(f"study #{study_id} has no run #{run_id}")
+    row = _prepare_run(old.label, old.config, result, old.success)
+    with store.write() as conn:
+        st = _study_row(conn, owner, study_id)
+        conn.execute(sa.update(runs).where(runs.c.id == run_id, runs.c.study_id == st.id)
+                     .values(result_json=row.result_json))
+        _touch(conn, st.id)
+        new = conn.execute(sa.select(runs).where(runs.c.id == run_id)).one()
     return _run_from_row(new)
 
 

@@ -149,7 +149,8 @@ def test_a_run_saved_from_identify_shows_in_compare(db_url, monkeypatch):
     ok(at.switch_page("app_pages/studies.py").run())
     shown_runs = next(d.value for d in at.dataframe if "#1 first fit" in d.value.columns).set_index("parameter")
     assert shown_runs.columns.tolist() == ["#1 first fit", f"#2 run {run2.id} {run2.result.method} m0,m1,c1,c2,k1,k3"]
-    assert shown_runs.index.tolist() == ["m0", "m1", "c1", "c2", "k1", "k3", "cost", "converged"]
+    assert shown_runs.index.tolist() == ["m0", "m1", "c1", "c2", "k1", "k3", "cost", "converged", "fit RMSE (seed: x)"]
+    assert shown_runs.loc["fit RMSE (seed: x)", "#1 first fit"].endswith(("µm", "mm"))
     k1 = run.result.estimate("k1")
     assert shown_runs.loc["k1", "#1 first fit"] == f"{k1.value:.6g} ± {k1.stderr:.3g}"
     assert at.selectbox(key=state.STUDIES_COMPARE_PARAM).options[:2] == ["m0", "m1"]
@@ -479,3 +480,43 @@ def test_a_grid_batch_shows_a_row_per_record_and_variant(db_url, monkeypatch):
         ["run1", "cubic", "no", ""], ["run1", "linear", "yes", "1500 ± 2"], ["run2", "linear", "yes", "1502 ± 2"]]
     assert grid["message"].tolist()[0] == "did not converge"
     assert any("No saved run in this study yet" in c for c in shown(at.caption))
+
+
+def test_a_reopened_study_brings_back_its_runs_roles_and_validations(db_url, monkeypatch):
+    """Split, fit, validate on the test part, save; a new session opens the study and finds the records with
+    their roles, the run with its model and options, its validation, and the run active; it validates again."""
+    from tests.app.test_data_page import with_table
+
+    at = session(monkeypatch=monkeypatch)
+    ok(at.switch_page("app_pages/data.py").run())
+    with_table(at, "seed", "rows", [("train", 0, 4000), ("test", 4000, 6000)])
+    ok(at.button(key=state.DATA_SPLIT).click().run())
+    ok(at.switch_page("app_pages/identify.py").run())
+    ok(at.button(key=state.IDENTIFY_RUN).click().run())
+    run = at.session_state[state.RUNS][-1]
+    assert run.result.success and run.config.fit_records == ("train",)
+    ok(at.switch_page("app_pages/validate.py").run())
+    assert at.selectbox(key=state.VALIDATE_RECORD).value == "test"
+    first = at.session_state[state.VALIDATIONS][(run.id, "test", 50)]
+    ok(at.switch_page("app_pages/studies.py").run())
+    create(at, "rig")
+
+    other = session(example=False, monkeypatch=monkeypatch)
+    other.selectbox(key=state.STUDIES_PICK).set_value(at.session_state[state.OPEN_STUDY].id).run()
+    ok(other.button(key=state.STUDIES_OPEN).click().run())
+    assert any("Brought back 1 run" in s for s in shown(other.success)), shown(other.success) + shown(other.warning)
+    assert other.session_state[state.ROLES] == {"train": "fit", "test": "test"}
+    (back,) = other.session_state[state.RUNS]
+    assert other.session_state[state.ACTIVE_RUN] == back.id and back.config.fit_records == ("train",)
+    assert back.config.terms == run.config.terms and back.config.options == run.config.options
+    for e in run.result.estimates:  # estimated again from the saved optimum: the same estimates and intervals
+        got = back.result.estimate(e.name)
+        assert got.value == pytest.approx(e.value, rel=1e-6, abs=1e-3 * e.stderr), e.name
+        assert got.stderr == pytest.approx(e.stderr, rel=1e-3), e.name
+    kept = other.session_state[state.VALIDATIONS][(back.id, "test", 50)]
+    assert kept.metric("x").rmse == pytest.approx(first.metric("x").rmse, rel=1e-5)
+    ok(other.switch_page("app_pages/validate.py").run())
+    assert other.selectbox(key=state.VALIDATE_RECORD).value == "test" and not other.warning, shown(other.warning)
+    ok(other.switch_page("app_pages/studies.py").run())
+    compared = next(d.value for d in other.dataframe if "parameter" in d.value.columns).set_index("parameter")
+    assert compared.loc["validation RMSE (test: x)"].iloc[0].endswith(("µm", "mm"))
