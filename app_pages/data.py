@@ -99,7 +99,7 @@ units_txt = ", ".join(f"{CHANNEL_LABELS[c]} [{esc(rec.unit(c), 40)}]" + (" (deri
 st.markdown(f"**{rec.n:,} samples** at {rec.fs:.10g} Hz, t = {rec.t[0]:.10g} s to {rec.t[-1]:.10g} s."
             f" Channels: {units_txt}.")
 for note in rec.warnings:
-    st.caption(f"Note: {esc(note.replace('`', chr(39)))}")  # plain quotes: markup is escaped
+    st.caption(f"Note: {esc(note)}")
 
 st.plotly_chart(figures.fig_record(rec), key="data_preview")
 

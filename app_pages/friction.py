@@ -164,7 +164,9 @@ else:
                                key=state.FRICTION_DL_PLATEAUS)
 
         # ------------------------------------------------------------------- 4. stick-slip
-        with st.expander("4. Stick-slip oscillator: LuGre against the static model", expanded="stick_slip" in store):
+        # keyed: it stays open across the run its button starts (and across pages), as the user left it
+        with st.expander("4. Stick-slip oscillator: LuGre against the static model", key=state.FRIC_STICK_PANEL,
+                         on_change="rerun"):
             st.markdown("A mass on a spring (500 N/m) dragged by a belt at 1 mm/s. The identified LuGre and its "
                         "static Stribeck curve predict the stick-slip period and amplitude"
                         + (", compared with the simulated truth." if truth else "."))

@@ -65,8 +65,8 @@ with st.container(key="results", border=True):
                    f"{rank_summary(fit.uncertainty)}.")
     for w in fit.weak_directions:
         st.caption(f"Weak direction: {esc(w)}")
-    for w in fit.warnings:
-        st.info(esc(w))
+    if fit.warnings:  # one box, not one per note
+        st.info("**Notes on this fit:**\n" + "\n".join(f"- {esc(w, 1000)}" for w in dict.fromkeys(fit.warnings)))
     if fit.metrics:
         tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
         st.caption(known_answer.whiteness_note(fit.metrics, initial_state=known_answer.fit_state_text(fit)))

@@ -200,7 +200,11 @@ with t_evidence:
             with st.container(key="mdof_evidence"):
                 st.markdown("\n".join(f"- {esc(line, 1000)}" for line in ev.summary))
                 if ev.frf is not None:
-                    st.plotly_chart(mfig.frf_matrix_figure(ev.frf), key="mdof_frf")
+                    out_name = st.radio("FRFs into", list(ev.frf.output_names), horizontal=True,
+                                        key=state.MDOF_FRF_OUTPUT)
+                    st.plotly_chart(mfig.frf_output_figure(ev.frf, out_name), key="mdof_frf")
+                    st.caption("One output at a time, every input a line (its unit in the legend); dotted where the"
+                               " line is not valid (outside the input's band or a low multiple coherence).")
                 if ev.coupling is not None:
                     st.markdown("**Cross-coupling**: each output's main input and every other input's share")
                     tables.show(ev.coupling.to_frame(), key="mdof_coupling_table")
@@ -280,7 +284,7 @@ with t_stages:
                     continue
                 (st.success if fit.success else st.error)(esc(fit.message, 1000))
                 st.markdown(f"**Records**: {esc(', '.join(rep.records))}. **Condition number** {fit.condition:.3g};"
-                            f" {fit.elapsed_s:.1f} s, {fit.iterations} iterations.")
+                            f" {fit.elapsed_s:.1f} s, {fit.iterations} iterations in all ({fit.nfev} evaluations).")
                 st.markdown(f"**Trust.** {esc(rep.trust, 2000)}")
                 if fit.weakest:
                     st.markdown(f"**Weakest direction.** {esc(fit.weakest, 2000)}")

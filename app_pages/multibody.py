@@ -168,10 +168,12 @@ with t_det:
         state.set_widget(state.MB_TRAJ_SOURCE, sources[0])
     source = st.radio("Trajectory", sources, key=state.MB_TRAJ_SOURCE, horizontal=True)
     frame, truth = None, None
+    label = source
     if source == "upload a CSV":
         up = st.file_uploader("Trajectory CSV: columns t [s], x_B, y_B [m]; rows uniformly spaced from t = 0",
                               type=["csv"], key=state.MB_TRAJ_UPLOAD)
         if up is not None:
+            label = f"the uploaded {up.name}"
             try:
                 frame = mb.read_trajectory_upload(up.getvalue(), up.name)
             except NlidError as exc:
@@ -198,7 +200,7 @@ with t_det:
         except ERRORS as exc:
             st.error(f"The trajectory fit did not run: {esc(exc, 1000)}. Earlier results are kept.")
         else:
-            store["fit"] = {"fit": fit, "data": frame, "source": source, "truth": truth, "model": (spec, settings)}
+            store["fit"] = {"fit": fit, "data": frame, "source": label, "truth": truth, "model": (spec, settings)}
     kept = store.get("fit")
     if kept is None:
         st.info("Choose a trajectory and the free parameters, then press **Identify**.")
@@ -286,10 +288,12 @@ with t_inv:
         state.set_widget(state.MB_BOUNDS_SOURCE, sources[0])
     source = st.radio("Response bounds", sources, key=state.MB_BOUNDS_SOURCE, horizontal=True)
     bounds = None
+    bounds_label = source
     if source == "upload a CSV":
         up = st.file_uploader("Bounds CSV: columns t [s], x_B_min, x_B_max, y_B_min, y_B_max [m]", type=["csv"],
                               key=state.MB_BOUNDS_UPLOAD)
         if up is not None:
+            bounds_label = f"the uploaded {up.name}"
             try:
                 bounds = mb.read_bounds_upload(up.getvalue(), up.name)
             except NlidError as exc:
@@ -325,7 +329,7 @@ with t_inv:
         except ERRORS as exc:
             st.error(f"The interval inverse did not run: {esc(exc, 1000)}. Earlier results are kept.")
         else:
-            store["inverse"] = {"results": results, "bounds": bounds, "source": source, "model": (spec, settings)}
+            store["inverse"] = {"results": results, "bounds": bounds, "source": bounds_label, "model": (spec, settings)}
     kept = store.get("inverse")
     if kept is None:
         st.info("Choose the bounds and the parameters, then press **Run PSO and IPSO**.")

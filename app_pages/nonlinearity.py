@@ -147,17 +147,21 @@ with tab_restoring:
 with tab_spectra:
     band = ev.band
     spec = ev.spectrum
-    peak = spec.peak_hz("f")
+    peak = spec.tonal_hz("f")
     st.plotly_chart(figures.fig_spectrum(spec, harmonics_of=peak), key="spectrum_fig")
     if peak:
-        st.caption(f"Dotted lines: harmonics of the strongest force frequency ({peak:.3g} Hz).")
+        st.caption(f"Dotted lines: harmonics of the force's frequency ({peak:.3g} Hz).")
     st.caption(f"Force power lies mainly between {band[0]:.3g} and {band[1]:.3g} Hz.")
     times, freqs, power = ev.spectrogram
     st.plotly_chart(figures.fig_spectrogram(times, freqs, power, max_freq=min(6 * band[1], full.fs / 2)),
                     key="spectrogram_fig")
-    against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True,
-                       key=state.NL_HARMONICS_AGAINST)
-    st.plotly_chart(figures.fig_harmonics(ev.harmonics, against=against), key="harmonics_fig")
+    if ev.harmonics.n_valid:
+        against = st.radio("Harmonic levels against", ["time", "frequency"], horizontal=True,
+                           key=state.NL_HARMONICS_AGAINST)
+        st.plotly_chart(figures.fig_harmonics(ev.harmonics, against=against), key="harmonics_fig")
+    else:
+        st.info("No harmonic levels: no window of this record is driven by a single sine (a multisine, noise or a"
+                " fast sweep). The Broadband (BLA) tab holds the evidence for such records.")
     with st.expander("Two-tone test: sum and difference frequencies"):
         t1, t2 = st.columns(2)
         f_a = t1.number_input("First tone [Hz]", min_value=0.01, value=max(band[0], 0.01), key=state.NL_TONE1)

@@ -32,5 +32,8 @@ def plain(text: object, max_len: int = 500) -> str:
 
 
 def esc(text: object, max_len: int = 500) -> str:
-    """``text`` made inert for Streamlit markdown: one line, bounded length, every markup character escaped."""
-    return _SPECIAL.sub(r"\\\1", plain(text, max_len))
+    """``text`` made inert for Streamlit markdown: one line, bounded length, every markup character escaped.
+
+    Backticks, with which the core's messages mark names (``record `seed```), become plain quotes: escaped they
+    would show as stray backticks."""
+    return _SPECIAL.sub(r"\\\1", plain(text, max_len).replace("`", "'"))

@@ -34,12 +34,15 @@ def test_plateau_figure_shades_accepted_and_explains_rejected(friction):
     steady, _, result = friction
     det = result.plateaus[0]
     fig = ffig.fig_plateaus(steady, det)
-    assert names(fig) == ["velocity", "accepted plateau", "rejected"]
+    speeds = [abs(p.velocity) for p in det.plateaus]
+    assert max(speeds) > 10 * min(speeds)  # a Stribeck staircase spans decades: |v| on a log axis
+    assert names(fig) == ["speed |v|", "accepted plateau", "rejected"] and fig.layout.yaxis.type == "log"
     assert len(fig.layout.shapes) == len(det.accepted) > 3 and det.rejected
     rejected = fig.data[2]
     assert len(rejected.x) == len(det.rejected)
     assert all(r.reason.split(" ")[0] in h for r, h in zip(det.rejected, rejected.hovertext))
-    assert fig.layout.xaxis.title.text == "time [s]" and fig.layout.yaxis.title.text == "velocity [m/s]"
+    assert fig.layout.xaxis.title.text == "time [s]" and fig.layout.yaxis.title.text == "speed |v| (log) [m/s]"
+    assert min(y for y in fig.data[1].y if y is not None) > 0
 
 
 def test_stribeck_figure_has_points_with_error_bars_and_every_curve(friction):
@@ -100,6 +103,7 @@ def test_hysteretic_loops_figure():
     assert loops.success and loops.nrmse < 0.1
     fig = ffig.fig_hysteretic_loops(loops)
     assert names(fig)[0] == "data: f − m·a − c·v" and names(fig)[1].startswith("fit: k·x + z")
+    assert fig.data[0].mode == "lines" and fig.data[1].mode == "lines"  # loops, not a cloud of points
     assert fig.layout.xaxis.title.text == "displacement [m]"
     assert fig.layout.yaxis.title.text == "restoring force [N]"
     with pytest.raises(ModelSpecError, match="state `z`"):

@@ -398,3 +398,15 @@ def _label_boxes(fig):
 
 def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_frf_output_figure_draws_one_output_with_every_input_as_a_line(est3):
+    from nlid_core.figures.mdof import frf_output_figure
+
+    fig = frf_output_figure(est3, "psi")
+    assert [t.name for t in fig.data if t.showlegend is not False][:3] == ["Fx [rad/N]", "Fy [rad/N]", "Mz [rad/(N·m)]"]
+    assert len(fig.data) == 3 * 2 + 1 and fig.to_dict()["layout"]["xaxis"]["type"] == "log"
+    assert "|H| [rad/(N·m), rad/N]" in _axis_titles(fig) and "frequency [Hz]" in _axis_titles(fig)
+    assert frf_output_figure(est3, 0).layout.title.text.startswith("FRFs into x")
+    with pytest.raises(DataValidationError):
+        frf_output_figure(est3, "nope")

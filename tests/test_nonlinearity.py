@@ -450,3 +450,15 @@ def test_model_restoring_surface_counts_settings_as_parameters():
     grid = model_restoring_surface(surf, model, theta)
     x, v = np.meshgrid(surf.x_centers, surf.v_centers)
     np.testing.assert_allclose(grid, 0.5 * v + 2.0 * np.tanh(v / model.settings.v_eps) + 10.0 * x)
+
+
+def test_harmonic_markers_only_for_a_tonal_force():
+    from nlid_core.nonlinearity import spectrum
+    from nlid_core.record import from_arrays
+
+    t = np.arange(20000) / 1000.0
+    sine = from_arrays(t, np.sin(2 * np.pi * 12.5 * t), 1e-3 * np.sin(2 * np.pi * 12.5 * t - 0.3), name="sine")
+    rng = np.random.default_rng(0)
+    noise = from_arrays(t, rng.standard_normal(t.size), 1e-3 * rng.standard_normal(t.size), name="noise")
+    assert spectrum(sine).tonal_hz("f") == pytest.approx(12.5, abs=0.6)
+    assert spectrum(noise).tonal_hz("f") is None and spectrum(noise).peak_hz("f") is not None

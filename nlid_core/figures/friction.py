@@ -49,6 +49,10 @@ def _micro(unit: str) -> tuple[float, str]:
     return (1e6, "µm") if unit.strip() == "m" else (1.0, unit)
 
 
+#: Plateau speeds whose largest exceeds the smallest by more than this factor are drawn on a log axis.
+PLATEAU_LOG_SPAN = 10.0
+
+
 def fig_plateaus(rec: Record, detection: PlateauDetection, *, max_points: int = 6000) -> go.Figure:
     """Velocity against time with the plateau candidates: accepted ones shaded, rejected ones marked.
 
@@ -74,23 +78,32 @@ def fig_plateaus(rec: Record, detection: PlateauDetection, *, max_points: int = 
         raise ModelSpecError(f"`detection` must be a PlateauDetection, got {type(detection).__name__}")
     mp = _check_max_points(max_points)
     v_unit, t_unit = rec.unit("v"), rec.unit("t")
-    td, vd = decimate_for_plot(rec.t, rec.channel("v"), mp)
-    fig = go.Figure(go.Scattergl(x=td, y=vd, mode="lines", name="velocity", line={"color": COLORS[0], "width": 1}))
+    # plateau speeds spanning more than a decade (a Stribeck staircase) read on a log axis of |v|
+    speeds = [abs(p.velocity) for p in detection.plateaus if p.velocity != 0]
+    log = bool(speeds) and max(speeds) > PLATEAU_LOG_SPAN * min(speeds)
+    v = np.abs(rec.channel("v")) if log else rec.channel("v")
+    td, vd = decimate_for_plot(rec.t, v, mp)
+    if log:
+        vd = np.where(vd > 0, vd, np.nan)
+    fig = go.Figure(go.Scattergl(x=td, y=vd, mode="lines", name="speed |v|" if log else "velocity",
+                                 line={"color": COLORS[0], "width": 1}))
     acc_x: list[float | None] = []
     acc_y: list[float | None] = []
     for p in detection.accepted:
         fig.add_vrect(x0=p.t_start_s, x1=p.t_stop_s, fillcolor="#00CC96", opacity=0.18, line_width=0, layer="below")
         acc_x += [p.t_start_s, p.t_stop_s, None]
-        acc_y += [p.velocity, p.velocity, None]
+        acc_y += [abs(p.velocity) if log else p.velocity] * 2 + [None]
     fig.add_trace(go.Scatter(x=acc_x, y=acc_y, mode="lines", name="accepted plateau",
                              line={"color": "#00A07A", "width": 4}, hoverinfo="skip"))
     rej = detection.rejected
     fig.add_trace(go.Scatter(
-        x=[0.5 * (p.t_start_s + p.t_stop_s) for p in rej], y=[p.velocity for p in rej], mode="markers",
+        x=[0.5 * (p.t_start_s + p.t_stop_s) for p in rej], y=[abs(p.velocity) if log else p.velocity for p in rej],
+        mode="markers",
         name="rejected", marker={"symbol": "x", "size": 11, "color": COLORS[1], "line": {"width": 2}},
         hovertext=[_text(f"{p.t_start_s:.2f}-{p.t_stop_s:.2f} s: {p.reason}") for p in rej], hoverinfo="text"))
     fig.update_xaxes(title_text=_label("time", t_unit))
-    fig.update_yaxes(title_text=_label("velocity", v_unit))
+    fig.update_yaxes(title_text=_label("speed |v| (log)" if log else "velocity", v_unit),
+                     type="log" if log else "linear")
     n_acc, n_all = len(detection.accepted), len(detection.plateaus)
     return _finish(fig, f"{rec.name}: plateau detection ({n_acc} of {n_all} accepted)", height=420)
 
@@ -280,12 +293,13 @@ def fig_hysteretic_loops(loops: HystereticLoops, *, max_points: int = 8000) -> g
         raise ModelSpecError(f"`loops` must be HystereticLoops, got {type(loops).__name__}")
     mp = _check_max_points(max_points)
     idx = _stride(loops.t.size, mp)
-    fig = go.Figure(go.Scattergl(x=loops.x[idx], y=loops.measured[idx], mode="markers", name="data: f − m·a − c·v",
-                                 marker={"size": 3, "color": COLORS[0], "opacity": 0.6}))
+    # lines in time order: each cycle is drawn as the closed loop it is (points would be a cloud)
+    fig = go.Figure(go.Scattergl(x=loops.x[idx], y=loops.measured[idx], mode="lines", name="data: f − m·a − c·v",
+                                 line={"width": 1, "color": COLORS[0]}, opacity=0.7))
     if loops.success:
-        fig.add_trace(go.Scattergl(x=loops.x_model[idx], y=loops.model[idx], mode="markers",
+        fig.add_trace(go.Scattergl(x=loops.x_model[idx], y=loops.model[idx], mode="lines",
                                    name=f"fit: k·x + z (NRMSE {100 * loops.nrmse:.3g} %)",
-                                   marker={"size": 3, "color": COLORS[1], "opacity": 0.6}))
+                                   line={"width": 1.6, "color": COLORS[1]}))
     fig.update_xaxes(title_text=_label("displacement", loops.units.get("x", "")))
     fig.update_yaxes(title_text=_label("restoring force", loops.units.get("f", "")))
     return _finish(fig, f"{loops.record}: hysteresis loops, data vs fit", height=480)

@@ -42,6 +42,7 @@ __all__ = [
     "DiagramEdge",
     "DiagramBody",
     "frf_matrix_figure",
+    "frf_output_figure",
     "coupling_figure",
     "level_drift_figure",
     "channel_fit_figure",
@@ -154,6 +155,62 @@ def frf_matrix_figure(frf: FrfMatrix, *, max_outputs: int = 6, max_inputs: int =
         units = sorted({frf.units[i][j] for i in range(n_out) for j in range(n_in)})
         title += f"; |H| in {', '.join(units)} (hover a line for its unit)"
     return _finish(fig, title, height=_GRID_ROW_HEIGHT * n_out + 150)
+
+
+def frf_output_figure(frf: FrfMatrix, output: int | str = 0) -> go.Figure:
+    """The FRFs into one output, readable at any number of inputs: ``|H|`` of every input as one trace
+    (log-log, the unit in the axis title when the inputs share it and in each trace's name), and below it
+    the output's multiple coherence with the ``MIN_COHERENCE`` line. Lines that are not valid (outside the
+    input's band, low coherence) are drawn thin and grey.
+
+    Parameters
+    ----------
+    frf : FrfMatrix
+    output : int or str
+        The output, by position or name.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    _check_type("frf", frf, FrfMatrix)
+    names = list(frf.output_names)
+    if isinstance(output, str):
+        if output not in names:
+            raise DataValidationError(f"`output` must be one of {', '.join(names)}; got {output!r:.40}")
+        i = names.index(output)
+    else:
+        i = check_int("output", output, 0)
+        if i >= len(names):
+            raise DataValidationError(f"`output` must be below {len(names)}; got {i}")
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.72, 0.28], vertical_spacing=0.08)
+    lo, hi = _shown_band(frf)
+    keep = (frf.freq_hz > 0) & (frf.freq_hz >= lo) & (frf.freq_hz <= hi)
+    f = frf.freq_hz[keep]
+    units = [frf.units[i][j] for j in range(len(frf.input_names))]
+    for j, name in enumerate(frf.input_names):
+        mag = np.abs(frf.H[keep, i, j])
+        good = frf.valid[keep, i, j]
+        color = COLORS[j % len(COLORS)]
+        label = f"{_text(name)} [{_text(units[j])}]"
+        fig.add_trace(go.Scatter(x=f, y=np.where(good, mag, np.nan), mode="lines", name=label, legendgroup=label,
+                                 line={"color": color, "width": 1.6},
+                                 hovertemplate=f"{label}: %{{y:.4g}} at %{{x:.4g}} Hz<extra></extra>"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=f, y=np.where(good, np.nan, mag), mode="lines", name=f"{label} (not valid)",
+                                 legendgroup=label, showlegend=False, line={"color": color, "width": 0.6, "dash": "dot"},
+                                 opacity=0.45, hovertemplate=f"{label} (not valid): %{{y:.4g}}<extra></extra>"),
+                      row=1, col=1)
+    fig.add_trace(go.Scatter(x=f, y=frf.coherence_multiple[keep, i], mode="lines", name="multiple coherence",
+                             line={"color": "#333", "width": 1.0},
+                             hovertemplate="γ² = %{y:.3f} at %{x:.4g} Hz<extra></extra>"), row=2, col=1)
+    fig.add_hline(y=MIN_COHERENCE, line={"color": "#999", "dash": "dot", "width": 1}, row=2, col=1)
+    shared = sorted(set(units))
+    fig.update_yaxes(type="log", title_text=_label("|H|", shared[0] if len(shared) == 1 else ", ".join(shared)),
+                     row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], title_text=_label("γ²", "-"), row=2, col=1)
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text=_label("frequency", "Hz"), row=2, col=1)
+    return _finish(fig, f"FRFs into {_text(names[i])} (H1), one line per input", height=560)
 
 
 # --------------------------------------------------------------------------- coupling

@@ -486,7 +486,10 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
                       inits=dict(best.initial_states), progress=progress, stage=stage)
     if "growing leading parts" in best.message:
         final = replace(final, message=final.message + "; reached by fitting growing leading parts of the records first")
-    return replace(final, iterations=final.iterations + best.iterations, nfev=final.nfev + best.nfev,
+    total = final.iterations + best.iterations
+    message = final.message + (f" (a last pass after a first one of {best.iterations}: {total} in all)"
+                               if best.iterations else "")
+    return replace(final, iterations=total, nfev=final.nfev + best.nfev, message=message,
                    elapsed_s=time.perf_counter() - t_total)
 
 

@@ -89,6 +89,18 @@ class Spectrum:
         p = np.asarray(self.psd[channel], dtype=np.float64)
         return float(self.freq_hz[1:][np.argmax(p[1:])])
 
+    def tonal_hz(self, channel: str = "f", share: float = 0.5) -> float | None:
+        """The peak frequency of ``channel`` when the record is tonal there: the peak and its two neighbours
+        on each side hold at least ``share`` of the power (a sine; not a multisine, noise or a sweep, whose
+        strongest line has no harmonics worth marking). None otherwise."""
+        peak = self.peak_hz(channel)
+        if peak is None:
+            return None
+        p = np.asarray(self.psd[channel], dtype=np.float64)
+        total = float(np.sum(p[1:]))
+        k = int(np.argmax(p[1:])) + 1
+        return peak if total > 0 and float(np.sum(p[max(k - 2, 1):k + 3])) >= share * total else None
+
 
 
 class Spectrogram(NamedTuple):

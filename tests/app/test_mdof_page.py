@@ -187,5 +187,5 @@ def test_records_loaded_on_the_data_page_are_mapped_or_refused_by_name():
     at.checkbox(key=state.key_for(state.MDOF_MAP_USE, "other")).check().run()
     press(at, state.MDOF_MAP)
     (err,) = [e.value.replace("\\", "") for e in at.error]  # shown escaped for markdown
-    assert "record `other` has no column for output `x3`" in err
+    assert "record 'other' has no column for output 'x3'" in err
     assert at.session_state[state.MDOF]["records"] == (rec,)  # the earlier records stay

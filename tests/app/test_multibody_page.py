@@ -78,8 +78,8 @@ def test_a_bad_trajectory_upload_gives_a_message():
     at.file_uploader(key=state.MB_TRAJ_UPLOAD).set_value(("traj.csv", bad, "text/csv")).run()
     clean(at)
     errors = [e.value.replace("\\", "") for e in at.error]  # shown escaped for markdown
-    assert len(errors) == 1 and errors[0].startswith("The trajectory was not read: file `traj.csv`"), errors
-    assert "column `x_B`" in errors[0] and "row 3" in errors[0]  # the reader's own message: what and where
+    assert len(errors) == 1 and errors[0].startswith("The trajectory was not read: file 'traj.csv'"), errors
+    assert "column 'x_B'" in errors[0] and "row 3" in errors[0]  # the reader's own message: what and where
     assert at.button(key=state.MB_IDENTIFY).disabled
 
 
@@ -167,7 +167,7 @@ def test_a_run_that_fails_is_reported_and_drawn_up_to_the_failure():
     at.button(key=state.MB_SIMULATE).click().run()
     clean(at)
     (err,) = [e.value.replace("\\", "") for e in at.error]
-    assert err.startswith("Flexible (ANCF): ") and "reduce `dt`" in err  # the core's message, what to change
+    assert err.startswith("Flexible (ANCF): ") and "reduce 'dt'" in err  # the core's message, what to change
     assert [s.value.split(":")[0] for s in at.success] == ["Rigid"]
     flex, _ = at.session_state[state.MULTIBODY]["sim"]["runs"]
     assert not flex.success and len(at.get("plotly_chart")) == 2
@@ -186,5 +186,5 @@ def test_a_bounds_upload_is_read_or_refused_with_the_row():
     at.file_uploader(key=state.MB_BOUNDS_UPLOAD).set_value(("b.csv", bad.encode(), "text/csv")).run()
     clean(at)
     (err,) = [e.value.replace("\\", "") for e in at.error]
-    assert err.startswith("The bounds were not read: file `b.csv`") and "row 2" in err and "x_B_min" in err
+    assert err.startswith("The bounds were not read: file 'b.csv'") and "row 2" in err and "x_B_min" in err
     assert at.button(key=state.MB_INVERSE).disabled

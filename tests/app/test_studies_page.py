@@ -78,7 +78,7 @@ def test_create_rename_duplicate_notes_and_open_in_a_new_session(db_url, monkeyp
     assert "Open: shaker rig A" in sidebar(at) and listed(at) == ["shaker rig A"]
     at.text_input(key=state.key_for(state.STUDIES_RENAME_TO, sid)).set_value("bad/name").run()
     ok(at.button(key=state.STUDIES_RENAME).click().run())
-    assert any("not renamed" in e and "`new_name` may hold" in e for e in shown(at.error))
+    assert any("not renamed" in e and "'new_name' may hold" in e for e in shown(at.error))
 
     at.text_area(key=state.key_for(state.STUDIES_NOTES, sid)).set_value("k3 *drifts* with temperature").run()
     ok(at.button(key=state.STUDIES_SAVE_NOTES).click().run())
