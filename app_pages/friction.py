@@ -1,6 +1,8 @@
 """Friction & hysteresis: staged LuGre identification (plateaus, Stribeck curve, pre-sliding), static vs
 dynamic friction, the stick-slip oscillator, and Bouc-Wen hysteresis loops."""
 
+import time
+
 import streamlit as st
 
 from app_support import cache, jobs, state, tables
@@ -112,6 +114,7 @@ else:
     st.markdown("#### 3. Staged LuGre identification")
     polish = st.toggle("Joint polish after the stages (slower)", key=state.FRICTION_POLISH)
     if st.button("Identify the friction", key=state.FRICTION_IDENTIFY, type="primary"):
+        t_start = time.perf_counter()
         try:
             result = fr.identify(steady, pre, mass=mass, polish=polish)
         except ERRORS as exc:
@@ -121,10 +124,16 @@ else:
                 store.pop(k, None)
             store["result"] = result
             store["result_mass"] = mass
+            store["result_seconds"] = (time.perf_counter() - t_start, steady.n + (pre.n if pre is not None else 0))
     result = store.get("result")
     if result is None:
-        st.info("Press **Identify the friction** (it runs in the background: 10-60 s).")
+        st.info("Press **Identify the friction**: it runs in the background with its progress and a Cancel"
+                " button; earlier results stay until it ends.")
     else:
+        if "result_seconds" in store:
+            took, n = store["result_seconds"]
+            st.caption(f"The last identification took {took:.0f} s on {n:,} samples (it grows with the number of"
+                       " samples and the plateaus).")
         with st.container(key="fric_results", border=True):
             st.subheader("converged" if result.success else "FAILED")
             (st.success if result.success else st.error)(esc(result.message))

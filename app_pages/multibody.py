@@ -12,6 +12,8 @@ from app_support import multibody as mb
 from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.figures import multibody as mfig
+from nlid_core.multibody.interval import forward_run_count
+from nlid_core.studies.estimates import duration_text
 
 st.title("Multibody & interval")
 state.show_notice()
@@ -240,8 +242,20 @@ with t_fwd:
     kind = c[1].radio("Basis", ["total", "tensor"], key=state.MB_KIND, horizontal=True,
                       format_func=lambda k: {"total": "total degree", "tensor": "tensor product"}[k])
     n_check = c[2].number_input("Held-out true runs", 1, 20, key=state.MB_N_CHECK)
+    n_runs = forward_run_count(len(names), int(order), kind, int(n_check))
+    per_run, basis = None, ""
+    done_fw, done_sim = store.get("forward"), store.get("sim")
+    if done_fw is not None and done_fw["analysis"].forward_runs:
+        per_run = done_fw["analysis"].elapsed_s / done_fw["analysis"].forward_runs
+        basis = "measured on the last forward analysis"
+    elif done_sim is not None and done_sim["runs"][0].success and done_sim["runs"][0].t[-1] > 0:
+        flex = done_sim["runs"][0]
+        per_run = flex.elapsed_s * t_end / float(flex.t[-1])
+        basis = "scaled from the flexible simulation of tab 2"
+    when = (f"about {duration_text(n_runs * per_run)} ({per_run:.2g} s per run, {basis})" if per_run is not None
+            else "each as long as one flexible simulation: simulate in tab 2 first for a time estimate")
     st.caption(f"Output grid of tab 2: 0 to {t_end:g} s every {dt_out:g} s. The paper's case: θ1 = π/4·(1 ± 0.05),"
-               " θ2 = π/6·(1 ± 0.05) (the defaults). A few tens of forward runs, each a fraction of a second.")
+               f" θ2 = π/6·(1 ± 0.05) (the defaults). {n_runs} forward runs, {when}.")
     if st.button("Run the interval forward analysis", key=state.MB_FORWARD, type="primary"):
         form = mb.IntervalForm(mids=tuple(mids), radii=tuple(radii), order=int(order), kind=kind,
                                n_check=int(n_check), t_end=t_end, dt_out=dt_out)

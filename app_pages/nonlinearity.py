@@ -16,8 +16,11 @@ state.show_notice()
 jobs.prestart()
 recs = state.require_records()
 left, right = st.columns([5, 6], gap="medium")
+fit_parts = [n for n in state.ensure_config().fit_records if n in recs]
+state.remembered_choice(state.NL_RECORD, list(recs), (fit_parts or list(recs))[0])  # the fit part by default
 with left:
     name = st.selectbox("Record", list(recs), key=state.NL_RECORD)
+state.remember_choice(state.NL_RECORD)
 rec = recs[name]
 try:
     full = cache.derived(cache.record_key(rec), "savgol", rec) if rec.a is None or rec.v is None else rec
@@ -200,8 +203,9 @@ with tab_linear:
                 " fails and why nonlinear terms are needed.")
     if st.button("Fit the linear model", key=state.NL_FIT_LINEAR):
         try:
-            lin = identify(full if rec.v is None else rec, "m0,c1,k1")
-        except NlidError as exc:
+            lin = jobs.run("linear model", identify, (full if rec.v is None else rec, "m0,c1,k1"),
+                           key=state.NL_LINEAR_JOB, progress_arg="progress")
+        except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))
         else:
             state.set_linear_fit(cache.record_key(rec), lin)

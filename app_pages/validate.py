@@ -34,14 +34,14 @@ fitted = run.config.fit_records
 held_out = [n for n in names if not state.shared_samples(n, fitted)]
 tests = [n for n in held_out if state.roles().get(n) == state.TEST_ROLE]
 default = (tests or held_out or names)[0]
-if state.peek(state.VALIDATE_RECORD, names[0]) not in names:
-    state.reset_widget(state.VALIDATE_RECORD)
+state.remembered_choice(state.VALIDATE_RECORD, names, default)
 c1, c2 = st.columns([2, 1])
-name = c1.selectbox("Validation record", names, index=names.index(default), key=state.VALIDATE_RECORD,
+name = c1.selectbox("Validation record", names, key=state.VALIDATE_RECORD,
                     help="A record the fit did not use (a test part, another excitation level) tests the model"
                          " honestly.")
 if state.roles().get(name):
     c1.caption(f"The {esc(state.roles()[name])} part of a split.")
+state.remember_choice(state.VALIDATE_RECORD)
 shared = state.shared_samples(name, fitted)
 if shared:
     what = ("was fitted" if name in fitted else f"shares samples with the fitted {', '.join(shared)}")

@@ -169,7 +169,7 @@ def simulate(model: MdofModel, settings: SimulationSettings) -> tuple[MdofRecord
     """The standard experiment set (static, small, sweeps, multi) at the model's values, as a job."""
     return jobs.run("simulating the experiments", experiment_set, (model,), {  # type: ignore[no-any-return]
         "level": settings.level, "noise": settings.noise_percent / 100.0, "fs": settings.fs,
-        "duration": settings.duration_s, "rng": settings.seed}, key=state.MDOF_SIMULATE_JOB)
+        "duration": settings.duration_s, "rng": settings.seed}, key=state.MDOF_SIMULATE_JOB, progress_arg="progress")
 
 
 def truth_of(records: Sequence[MdofRecord]) -> dict[str, float] | None:

@@ -631,6 +631,25 @@ def set_widget(key: str, value: Any) -> None:
     st.session_state[key] = value
 
 
+CHOICES = "nlid_choices"  # dict[widget key, value]: choices kept across page changes (see remembered_choice)
+
+
+def remembered_choice(key: str, options: Sequence[Any], default: Any) -> None:
+    """Before a chooser ``key`` is drawn: give it the value chosen on an earlier visit of its page (Streamlit
+    forgets a page's widgets when the page is left), or ``default``, when it has none or a stale one. Call
+    :func:`remember_choice` after drawing it."""
+    if st.session_state.get(key) in options:
+        return
+    kept = st.session_state.get(CHOICES, {}).get(key)
+    st.session_state[key] = kept if kept in options else default
+
+
+def remember_choice(key: str) -> None:
+    """Keep chooser ``key``'s value for the next visit of its page."""
+    if key in st.session_state:
+        st.session_state.setdefault(CHOICES, {})[key] = st.session_state[key]
+
+
 def restore_form(store: str, defaults: dict[str, Any]) -> None:
     """Give each widget of a form (keys of ``defaults``) the value :func:`keep_form` kept under ``store``,
     or its default, when it has none (Streamlit forgets a page's widget values when the page is left).
@@ -753,6 +772,7 @@ NL_BLA_CUT: Final = "nl_bla_cut"
 NL_BLA_DOWNLOAD: Final = "nl_bla_download"
 NL_TABS: Final = "nl_tabs"
 NL_USE_MODEL: Final = "nl_use_model"
+NL_LINEAR_JOB: Final = "nl_linear_job"
 
 # Model
 MODEL_FIT_RECORDS: Final = "fit_records"

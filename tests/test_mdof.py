@@ -373,3 +373,18 @@ def test_the_default_plan_keeps_the_last_multi_input_record_out_for_validation()
     joint = default_plan(chain(3), [*names, "run[2]"], hold=("run[2]",)).stages[-1]  # a test part, named literally
     assert select(joint.records, [*names, "run[2]"]) == ("static", "small", "sweep_x1", "multi1")
     assert default_plan(chain(3)).stages[-1].records == ("*",)
+
+
+def test_the_experiment_set_reports_its_progress_record_by_record() -> None:
+    calls: list[tuple[str, float, str]] = []
+    recs = ex.experiment_set(chain(2), duration=1.0, fs=200.0, progress=lambda *a: calls.append(a))
+    fractions = [f for _, f, _ in calls]
+    assert len(calls) == len(recs) and fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert calls[0][2].startswith(f"{recs[0].name} simulated (1 of {len(recs)}")
+
+
+def test_forward_run_count_matches_the_design() -> None:
+    from nlid_core.multibody.interval import forward_run_count
+
+    assert forward_run_count(2, 4, "total", 6) == 2 * 15 + 6 + 4  # 15 total-degree terms of order 4 in 2 variables
+    assert forward_run_count(3, 2, "tensor", 1) == 2 * 27 + 1 + 8

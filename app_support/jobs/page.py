@@ -53,10 +53,9 @@ def run(label: str, fn: Callable[..., Any], args: Sequence[Any] = (), kwargs: Ma
         state.withdraw_notice(armed)
 
     box = st.empty()
-    with box.container(border=True):
-        left, right = st.columns([3, 1], vertical_alignment="center")
-        bar = left.progress(0.0, text=f"{label}: starting")
-        right.button("Cancel", key=f"{key}_cancel", icon=":material/stop_circle:")
+    with box.container(border=True):  # the bar over the button: in a narrow column a side-by-side Cancel was cut
+        bar = st.progress(0.0, text=f"{label}: starting")
+        st.button("Cancel", key=f"{key}_cancel", icon=":material/stop_circle:")
     check = _yield_check()
     inline = _inline()
     shown: dict[str, Any] = {"text": "", "at": 0.0}

@@ -16,7 +16,7 @@ into each record's ``meta``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -240,8 +240,8 @@ def sweep(model: MdofModel, theta: FloatArray, dof: str, *, amplitude: float, ba
 
 
 def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: float = 1.0, noise: float = 0.005,
-                   fs: float = 500.0, duration: float = 10.0, rng: np.random.Generator | int | None = 0
-                   ) -> tuple[MdofRecord, ...]:
+                   fs: float = 500.0, duration: float = 10.0, rng: np.random.Generator | int | None = 0,
+                   progress: Callable[[str, float, str], None] | None = None) -> tuple[MdofRecord, ...]:
     """The standard set of experiments with loads sized from the model's own stiffness, mass and damping.
 
     Each input's level is the load that deflects its DOF statically by ``level`` × 2 mm (or 0.005 rad) on the
@@ -251,12 +251,27 @@ def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: 
     level through the damping; the two multi-DOF records 0.05 times it as rms on every input. Output noise is
     ``noise`` times each output's range, at least ``noise`` × 2 mm (or 0.005 rad) on outputs that do not move.
 
+    ``progress(stage, fraction, message)`` is called after each record, the fraction weighted by each record's
+    simulated duration (the static cases count as one sweep's tenth).
+
     Raises
     ------
     SimulationError
         A simulation or equilibrium failed (loads too large for the model).
     """
     from .modal import natural_frequencies
+
+    n_sweeps = len(model.used_inputs)
+    weights = [0.1, 0.5, *([1.0] * n_sweeps), 1.0, 1.0]  # static, small (half length), sweeps, two multi-input
+    total = sum(weights)
+    done: list[str] = []
+
+    def tick(rec: MdofRecord) -> MdofRecord:
+        done.append(rec.name)
+        if progress is not None:
+            progress("experiments", sum(weights[: len(done)]) / total,
+                     f"{rec.name} simulated ({len(done)} of {len(weights)} records)")
+        return rec
 
     gen = _rng(rng)
     theta = model.parameters().values if theta is None else np.asarray(theta, dtype=np.float64)
@@ -271,19 +286,19 @@ def experiment_set(model: MdofModel, theta: FloatArray | None = None, *, level: 
         scale.append(float(abs(modes.stiffness[i, i])) * target[model.dof_unit(dof)])
     levels = np.array(scale)
     floor = noise * 2e-3 * level
-    records = [static_cases(model, theta, scale=levels, noise=floor, rng=gen)]
+    records = [tick(static_cases(model, theta, scale=levels, noise=floor, rng=gen))]
     small_band = (min(2.0 * f_hi, fs / 6), min(5.0 * f_hi, fs / 5))
-    records.append(small_motion(model, theta, scale=0.1 * levels, band=small_band, duration=duration / 2, fs=fs,
-                                noise=noise, floor=floor, rng=gen))
+    records.append(tick(small_motion(model, theta, scale=0.1 * levels, band=small_band, duration=duration / 2, fs=fs,
+                                     noise=noise, floor=floor, rng=gen)))
     band = (max(0.2 * f_lo, 0.2), min(1.5 * f_hi, fs / 5))
     for name in model.used_inputs:
         dof = driven_dof(model, name)
         amp = 0.15 * levels[model.used_inputs.index(name)]
-        records.append(sweep(model, theta, dof, amplitude=amp, band=band, duration=duration, fs=fs, noise=noise,
-                             floor=floor, rng=gen))
+        records.append(tick(sweep(model, theta, dof, amplitude=amp, band=band, duration=duration, fs=fs, noise=noise,
+                                  floor=floor, rng=gen)))
     for j in (1, 2):
-        records.append(multi_excitation(model, theta, scale=0.05 * levels, band=band, duration=duration, fs=fs,
-                                        noise=noise, floor=floor, rng=gen, name=f"multi{j}"))
+        records.append(tick(multi_excitation(model, theta, scale=0.05 * levels, band=band, duration=duration, fs=fs,
+                                             noise=noise, floor=floor, rng=gen, name=f"multi{j}")))
     return tuple(records)
 
 

@@ -362,6 +362,14 @@ def _run_from_vector(t: FloatArray, y: FloatArray) -> PendulumRun:
                        model="ancf", steps=0, newton_iterations=0, elapsed_s=0.0)
 
 
+def forward_run_count(n_intervals: int, order: int = 4, kind: str = "total", n_check: int = 6) -> int:
+    """Forward runs :func:`interval_forward` makes: twice the surrogate's terms (its fit samples), the
+    ``n_check`` held-out points and the box's 2^d corners (for a time estimate before it runs)."""
+    from .surrogate import basis_indices
+
+    return 2 * int(basis_indices(int(n_intervals), int(order), kind).shape[0]) + int(n_check) + (1 << int(n_intervals))
+
+
 def interval_forward(intervals: Sequence[Interval], *, fixed: Mapping[str, float] | None = None,
                      spec: PendulumSpec | None = None, settings: SolverSettings | None = None, t_end: float = 2.0,
                      dt_out: float = 0.05, order: int = 4, kind: str = "total", n_check: int = 6, seed: int = 0,

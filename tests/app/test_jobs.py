@@ -277,7 +277,8 @@ def test_the_progress_line_names_a_study_once(monkeypatch):
     import streamlit as st
 
     monkeypatch.setattr(st, "empty", lambda: Box())
-    monkeypatch.setattr(st, "columns", lambda *a, **k: (Column(), Column()))
+    monkeypatch.setattr(st, "progress", Column().progress)
+    monkeypatch.setattr(st, "button", Column().button)
     monkeypatch.setattr(jobs.page, "_yield_check", lambda: None)
     monkeypatch.setattr(state, "notify", lambda *a, **k: None)
     monkeypatch.setattr(state, "queued_notice", lambda: None)
