@@ -82,25 +82,29 @@ def test_two_sessions_do_not_share_data(browser, app_url):  # type: ignore[no-un
 
 
 def test_teaching_mode_in_the_browser(page):  # type: ignore[no-untyped-def]
-    """Every step on System B, whose default test once made it diverge: measure, the evidence (from a record of
-    displacement only), the linear model, identify, reveal."""
+    """Every step on every system with its default test, as a class would see it: measure, the evidence (from a
+    record of displacement only), the linear model, identify, reveal. System B's default test once diverged."""
     goto(page, "Teaching mode")
-    choose(page, "teach_system", "System B")
-    page.locator(".st-key-teach_measure button").click()
-    wait_idle(page)
     main = page.locator('[data-testid="stMain"]')
-    assert "verdict: nonlinear" in wait_text(main, "verdict: nonlinear", timeout=120)
-    assert "Linear fit:" in wait_text(main, "Linear fit:", timeout=120)
-    page.locator(".st-key-teach_identify button").click()
-    wait_idle(page)
-    assert "on a second test at 60 % of the level" in wait_text(main, "on a second test", timeout=120)
-    page.locator(".st-key-teach_reveal label").click()
-    wait_idle(page)
-    assert "softening spring" in wait_text(main, "softening spring")
-    assert "Analysis failed" not in main.inner_text() and "step size" not in main.inner_text()
-    no_exception(page)
-    page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
-    shot(page, "teaching")
+    for system, structure in (("System A", "hardening spring"), ("System B", "softening spring"),
+                              ("System C", "linear oscillator"), ("System D", "Coulomb friction")):
+        choose(page, "teach_system", system)
+        page.locator(".st-key-teach_measure button").click()
+        wait_idle(page)
+        assert "verdict:" in wait_text(main, "verdict:", timeout=120), system
+        assert "Linear fit:" in wait_text(main, "Linear fit:", timeout=120), system
+        page.locator(".st-key-teach_identify button").click()
+        wait_idle(page)
+        assert "on a second test at 60 % of the level" in wait_text(main, "on a second test", timeout=120), system
+        page.locator(".st-key-teach_reveal label").click()
+        wait_idle(page)
+        assert f"{system} is a {structure}" in wait_text(main, f"{system} is a {structure}"), system
+        text = main.inner_text()
+        assert "Analysis failed" not in text and "step size" not in text and "Traceback" not in text, system
+        no_exception(page)
+        if system == "System B":
+            page.locator('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').first.wait_for()
+            shot(page, "teaching")
 
 
 def test_the_favicon_is_served_by_the_dashboard_itself(page, app_url):  # type: ignore[no-untyped-def]
