@@ -329,7 +329,7 @@ with t_validate:
     if current not in names or (current == store.get("validate_default") and current != first):
         state.set_widget(state.MDOF_VALIDATE_RECORD, first)
     store["validate_default"] = first
-    chosen = st.selectbox("Record", names, index=names.index(first), key=state.MDOF_VALIDATE_RECORD,
+    chosen = st.selectbox("Record", names, key=state.MDOF_VALIDATE_RECORD,
                           format_func=lambda n: f"{n} (fitted)" if n in used else f"{n} (held out)" if used else n)
     if chosen in used:
         st.warning(f"**Not a validation:** a stage fitted {esc(chosen)}, so this shows the fit on its own data."

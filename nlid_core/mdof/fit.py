@@ -751,9 +751,18 @@ def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx
     se = np.full(nf, np.nan)
     if nf:
         s_mat = _schur(a, nf)
-        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))
-        eq = s_mat / np.outer(d, d)
-        w, v = np.linalg.eigh(0.5 * (eq + eq.T))
+        # a column the data do not see has a (rounding-level, even negative) diagonal: floor it relative to the
+        # largest, so the equilibration cannot overflow; what is still not finite counts as undetermined
+        diag = np.diag(s_mat)
+        top = float(np.max(np.abs(diag))) if np.all(np.isfinite(diag)) else math.inf
+        d = np.sqrt(np.maximum(diag, 1e-30 * top if 0 < top < math.inf else 1e-300))
+        with np.errstate(over="ignore", invalid="ignore"):
+            eq = s_mat / np.outer(d, d)
+        eq = np.where(np.isfinite(eq), eq, 0.0)
+        try:
+            w, v = np.linalg.eigh(0.5 * (eq + eq.T))
+        except np.linalg.LinAlgError:  # nothing can be said about any direction
+            w, v = np.zeros(nf), np.eye(nf)
         w_max = float(w.max())
         keep = w > RANK_TOL * max(w_max, 1e-300)
         cond = math.sqrt(w_max / w[0]) if w[0] > 0 else math.inf

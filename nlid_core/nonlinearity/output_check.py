@@ -48,6 +48,8 @@ from .thresholds import (
 
 __all__ = ["OutputErrorStep", "OutputErrorCheck", "output_error_check"]
 
+#: An offset candidate that lowers the RMSE by less than this fraction in a round is not tried again.
+OFFSET_MIN_GAIN = 0.01
 #: Fewest samples of a validation segment (shorter remainders are not used for validation).
 _MIN_VALIDATION = 1000
 #: Label suffix of the fits of late terms, made on a short first segment.
@@ -260,7 +262,8 @@ def output_error_check(
     offsets : sequence of str
         Terms that are not nonlinearities (a force offset, ``thresholds.OFFSET_TERM``), candidates of the
         selection like the others (an offset the model lacks hides what a nonlinear term gains) but not
-        counted as nonlinear (:attr:`OutputErrorCheck.nonlinear`).
+        counted as nonlinear (:attr:`OutputErrorCheck.nonlinear`); one that gains less than ``OFFSET_MIN_GAIN``
+        in a round is not tried again.
     max_samples : int
         Most estimation samples (the first ones); when the record is longer, the next
         ``max_samples // 2`` samples (at least 1000) validate.
@@ -318,11 +321,16 @@ def output_error_check(
             tick(s.label)
             tries.append(s)
         steps += tries
+        # an offset that does not help now will not later: it leaves the candidates (one fit, not one per round)
+        for s in tries:
+            if s.added in offs and not s.score <= (1 - OFFSET_MIN_GAIN) * path[-1].score:
+                remaining.remove(s.added)
         best = min(tries, key=lambda s: s.score)
         if not (math.isfinite(best.score) and best.score <= (1 - OE_IMPROVEMENT) * path[-1].score):
             break
         path.append(best)
-        remaining.remove(best.added)
+        if best.added in remaining:
+            remaining.remove(best.added)
     if lates:
         short = rec.slice(0, min(rec.n, max(max_samples // 4, 200)))
         ref = _step(short, None, path[-1].terms, "", settings)

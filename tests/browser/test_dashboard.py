@@ -93,6 +93,7 @@ def test_teaching_mode_in_the_browser(page):  # type: ignore[no-untyped-def]
         wait_idle(page)
         assert "verdict:" in wait_text(main, "verdict:", timeout=120), system
         assert "Linear fit:" in wait_text(main, "Linear fit:", timeout=120), system
+        assert f"{system} is a" not in main.inner_text(), system  # the evidence is the exercise: no answer yet
         page.locator(".st-key-teach_identify button").click()
         wait_idle(page)
         assert "on a second test at 60 % of the level" in wait_text(main, "on a second test", timeout=120), system
