@@ -137,14 +137,20 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     t = np.arange(n, dtype=np.float64) / spec.fs_hz
     force = chirp_force(spec.amplitude_n, spec.f0_hz, spec.f1_hz, spec.duration_s)
     inertia = model.inertia_mask()
-    one = np.ones(1)
-    zero = np.zeros(1)
+    th_in, th_out = theta[inertia], theta[~inertia]
+    plan, th = model._regressor_plan, np.ascontiguousarray(theta, dtype=np.float64)
+    from .terms.vm import evaluate_regressors
+
+    xv, vv, one = np.zeros(1), np.zeros(1), np.ones(1)
 
     def rhs(tau: float, y: FloatArray) -> list[float]:
-        xa, va = y[0:1], y[1:2]
-        mass = float(model.regressors(xa, va, one, theta)[0][inertia] @ theta[inertia])
-        g = float(model.regressors(xa, va, zero, theta)[0][~inertia] @ theta[~inertia])
-        return [float(y[1]), (float(force(np.array(tau))) - g) / mass]
+        # one evaluation at a = 1: the inertia columns are the mass, the others do not depend on a (the term
+        # program called directly: this runs some 10^5 times per record)
+        xv[0], vv[0] = y[0], y[1]
+        row, total = np.zeros((1, th.size)), np.zeros(1)
+        evaluate_regressors(*plan, xv, vv, one, 1.0, th, row, total)
+        return [float(y[1]), (float(force(np.array(tau))) - float(row[0, ~inertia] @ th_out))
+                / float(row[0, inertia] @ th_in)]
 
     sol = solve_ivp(rhs, (0.0, float(t[-1])), list(spec.x0), method="DOP853", t_eval=t, rtol=1e-11,
                     atol=1e-13, max_step=1.0 / spec.fs_hz)
