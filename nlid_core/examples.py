@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
@@ -139,8 +141,9 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     inertia = model.inertia_mask()
     th_in, th_out = theta[inertia], theta[~inertia]
     plan, th = model._regressor_plan, np.ascontiguousarray(theta, dtype=np.float64)
-    from .terms.vm import evaluate_regressors
+    from .terms import vm
 
+    evaluate_regressors: Any = vm.evaluate_regressors
     xv, vv, one = np.zeros(1), np.zeros(1), np.ones(1)
 
     def rhs(tau: float, y: FloatArray) -> list[float]:
