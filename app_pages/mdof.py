@@ -207,7 +207,9 @@ with t_evidence:
                                " line is not valid (outside the input's band or a low multiple coherence).")
                 if ev.coupling is not None:
                     st.markdown("**Cross-coupling**: each output's main input and every other input's share")
-                    tables.show(ev.coupling.to_frame(), key="mdof_coupling_table")
+                    tables.show(ev.coupling.to_frame().rename(columns={
+                        "main_input": "main input", "relative_percent": "share of the main input's [%]",
+                        "n_lines": "lines averaged"}), key="mdof_coupling_table")
                     st.plotly_chart(mfig.coupling_figure(ev.coupling), key="mdof_coupling_fig")
                 for k, drift in enumerate(ev.drifts):
                     st.plotly_chart(mfig.level_drift_figure(drift), key=f"mdof_drift_{k}")
