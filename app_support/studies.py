@@ -370,9 +370,9 @@ def restore_runs(store: db.Store, owner: str, study: saved.Study) -> tuple[int, 
     problems: list[str] = []
     restored = 0
     roles: dict[str, str] = {}
-    done = {v for (sid, _), v in state.saved_runs().items() if sid == study.id}
+    done = {stored_id for (sid, _), (stored_id, _) in state.saved_runs().items() if sid == study.id}
     for run in individual_runs(call(saved.list_runs, store, owner, study.id)):
-        if any(stored_id == run.id for stored_id, _ in done):
+        if run.id in done:  # in this session already
             continue
         try:
             cfg = config_from_doc(run.config)

@@ -84,14 +84,18 @@ WHITENESS_P = "whiteness p (Ljung-Box)"
 
 
 def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) -> pd.DataFrame:
-    """One row per scored channel: which residual (``metrics.residual_kind``), its size, and its whiteness test
-    with the number of lags it sums over."""
-    return pd.DataFrame([{
-        "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel),
-        "RMSE": prefixed(m.rmse, m.unit)[0], "unit": unit_text(prefixed(m.rmse, m.unit)[1]), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
-        WHITENESS_P: _num(m.whiteness.p_value), "lags": m.whiteness.lags,
-        "input-residual corr. outside band [%]": _num(100 * m.input_xcorr_fraction_outside),
-    } for m in metrics])
+    """One row per scored channel: which residual (``metrics.residual_kind``), its size (in a readable prefix of
+    the record's unit), and its whiteness test with the number of lags it sums over."""
+    rows = []
+    for m in metrics:
+        rmse, unit = prefixed(m.rmse, m.unit)
+        rows.append({
+            "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel), "RMSE": rmse,
+            "unit": unit_text(unit), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
+            WHITENESS_P: _num(m.whiteness.p_value), "lags": m.whiteness.lags,
+            "input-residual corr. outside band [%]": _num(100 * m.input_xcorr_fraction_outside),
+        })
+    return pd.DataFrame(rows)
 
 
 def channel_fit_table(fits: Any) -> pd.DataFrame:

@@ -54,9 +54,11 @@ STRUCTURE_SHARE = 0.25
 FORCED_SHARE = 0.05
 #: Below this NRMSE a residual is numerical (integration, rounding) rather than something the model misses.
 NOTE_MIN_NRMSE = 1e-4
-#: Power of the detrended residual within three lines of its spectrum's peak (Welch, 1024-sample segments
-#: at most) above this fraction, in each half of the record, means a periodic component the model misses.
+#: Power of the detrended residual within ``_LINE_BINS`` lines either side of its spectrum's peak (the
+#: Hann window's main lobe) above this fraction, in each half of the record, means a periodic component
+#: the model misses.
 PEAK_SHARE = 0.5
+_LINE_BINS = 3
 
 FloatArray = NDArray[np.float64]
 
@@ -380,28 +382,29 @@ def _structure(miss: FloatArray, fs: float | None, u: FloatArray | None = None) 
     out.update(offset=mean * peak, offset_share=mean * mean / ms, drift=slope * peak,
                drift_share=slope * slope * float(tau @ tau) / n / ms)
     if fs is not None and fs > 0 and n >= 128:
-        from scipy import signal
-
-        # a line the model misses persists: its share is read in each half and the smaller one kept, so the
-        # decaying free vibration of an initial-state error (first half only) does not count as a line
+        # a line the model misses persists: its share is read in each half of the record (Hann-windowed
+        # periodograms, the peak found in their sum) and the smaller one kept, so the decaying free vibration
+        # of an initial-state error (first half only) does not count as a line
         half = n // 2
-        nper = min(half, 1024)
-        freqs, psd = signal.welch(centred, fs=fs, nperseg=nper, detrend=False)
-        if float(np.sum(psd)) > 0:
-            k = int(np.argmax(psd[1:])) + 1
-            shares = []
-            for part in (centred[:half], centred[half:]):
-                _, p = signal.welch(part, fs=fs, nperseg=nper, detrend=False)
-                total = float(np.sum(p))
-                shares.append(float(np.sum(p[max(k - 1, 0):k + 2])) / total if total > 0 else 0.0)
+        window = np.hanning(half)
+
+        def power(x: FloatArray) -> FloatArray:
+            return np.abs(sp_fft.rfft((x - np.mean(x)) * window)) ** 2
+
+        parts = (power(centred[:half]), power(centred[half:2 * half]))
+        both = parts[0] + parts[1]
+        if float(np.sum(both[1:])) > 0:
+            k = int(np.argmax(both[1:])) + 1
+            lobe = slice(max(k - _LINE_BINS, 1), k + _LINE_BINS + 1)
+            shares = [float(np.sum(p[lobe])) / float(np.sum(p[1:])) if np.sum(p[1:]) > 0 else 0.0 for p in parts]
             # where the force itself has its power, the residual is the model's error at the excitation (a
             # parameter or an extrapolation error), not a line of its own
             forced = 0.0
             if u is not None and u.size == n:
-                _, pu = signal.welch(np.asarray(u, dtype=np.float64) - np.mean(u), fs=fs, nperseg=nper)
-                forced = float(np.sum(pu[max(k - 1, 0):k + 2])) / float(np.sum(pu)) if np.sum(pu) > 0 else 0.0
+                pu = power(u[:half]) + power(u[half:2 * half])
+                forced = float(np.sum(pu[lobe])) / float(np.sum(pu[1:])) if np.sum(pu[1:]) > 0 else 0.0
             if forced < FORCED_SHARE:
-                out.update(peak_hz=float(freqs[k]), peak_share=min(shares))
+                out.update(peak_hz=float(k * fs / half), peak_share=min(shares))
     return out
 
 

@@ -117,10 +117,10 @@ class OutputErrorCheck:
     path : tuple of OutputErrorStep
         The linear baseline and each accepted step.
     selected : tuple of str
-        Terms the record needs, in the order they were added (an offset term last).
+        Terms the record needs (an offset term among them), in the order they were added.
     elapsed_s : float
     offsets : tuple of str
-        Offset terms tried after the selection (not nonlinearities).
+        Offset terms among the candidates (not nonlinearities).
     """
 
     success: bool
@@ -196,14 +196,12 @@ class OutputErrorCheck:
         return (text + self._offset_note(),)
 
     def _offset_note(self) -> str:
-        """The offset's part of a finding: why it is in the model, or that it was tried."""
-        for s in self.steps:
-            if s.added in self.offsets and not s.label.endswith(_SHORT):
-                if s.added in self.selected:
-                    return (f"; the record also carries an offset: {s.added} (a constant force) takes the residual's"
-                            f" mean out and is part of the model to fit")
-                return ""
-        return ""
+        """The offset's part of a finding, when an offset term was selected."""
+        chosen = [t for t in self.offsets if t in self.selected]
+        if not chosen:
+            return ""
+        return (f"; the record also carries an offset: {_and(chosen)} (a constant force) takes the residual's"
+                " mean out and is part of the model to fit")
 
 
 def _and(names: Sequence[str]) -> str:

@@ -127,8 +127,8 @@ MIN_COHERENCE = 0.5
 ODD_TOLERANCE = 0.01
 #: Term tried by the output-error check when the loops show a force step at reversals (friction).
 FRICTION_TERM = "fc"
-#: Term tried by the output-error check after the nonlinear terms, on the same segments: a constant
-#: force offset. It is not a nonlinearity, but a record with an offset (a sensor zero, a DC level the
+#: A candidate of the output-error check beside the nonlinear terms: a constant force offset. It is not
+#: a nonlinearity, but a record with an offset (a sensor zero, a DC level the
 #: system makes) leaves a mean in every residual, which the nonlinear terms cannot remove and which
 #: can dominate the validation error (Silverbox: 5.3 mV with k3 alone, 0.45 mV with k3 and f0).
 OFFSET_TERM = "f0"

@@ -225,19 +225,19 @@ def _headline(b: BLA | None, oe: OutputErrorCheck | None) -> tuple[str, ...]:
     nonlinear = b.nonlinear if b is not None and b.layout.mode == "periodic" else None
     if nonlinear:
         parts.append(f"nonlinear distortion {b.stats()['total_over_noise_db']:.0f} dB above the noise")  # type: ignore[union-attr]
-    ok = oe is not None and oe.success
-    if ok and oe.nonlinear:  # type: ignore[union-attr]
-        parts.append(f"output error needs {_and(oe.nonlinear)}")  # type: ignore[union-attr]
-    offsets = [t for t in oe.offsets if t in oe.selected] if ok else []  # type: ignore[union-attr]
+    checked = oe if oe is not None and oe.success else None
+    if checked is not None and checked.nonlinear:
+        parts.append(f"output error needs {_and(checked.nonlinear)}")
+    offsets = [t for t in checked.offsets if t in checked.selected] if checked is not None else []
     tail = f"; the record also carries an offset: add {_and(offsets)}" if offsets else ""
-    if ok and oe.selected:  # type: ignore[union-attr]
-        tail += f" (model to fit: {', '.join(oe.path[-1].terms)})"  # type: ignore[union-attr]
+    if checked is not None and checked.selected:
+        tail += f" (model to fit: {', '.join(checked.path[-1].terms)})"
     if parts:
         return ("verdict: nonlinear — " + "; ".join(parts) + tail,)
-    if nonlinear is False and ok:
+    if nonlinear is False and checked is not None:
         return ("verdict: linear at this level — no distortion above the noise and no nonlinear term needed by"
                 " output error" + tail,)
-    if ok:
+    if checked is not None:
         return ("verdict: no nonlinear term needed by output error at this level" + tail,)
     return ()
 
