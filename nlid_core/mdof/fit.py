@@ -15,10 +15,11 @@ The minimiser is Levenberg–Marquardt on the normal equations (Marquardt's diag
 update, bounds by projection), accumulated record by record, so memory does not grow with records × samples ×
 unknowns. Parameters are scaled by their start magnitudes. The covariance of θ_f is ``s²·S⁻¹`` with S the Schur
 complement of the initial-state block in JᵀJ (the initial states are nuisance unknowns) and s² the reduced
-χ² (≈ 1 after reweighting), computed by an eigen-decomposition with a rank threshold; 95 % intervals are ±1.96
-standard errors. The condition number is that of the column-equilibrated S (its square root, i.e. the
-Jacobian's), so it measures how collinear the parameters' effects are, not their units; the weakest direction
-is S's eigenvector of the smallest eigenvalue, stated in words.
+χ² (≈ 1 after reweighting), computed by an eigen-decomposition with a rank threshold; 95 % intervals are ± the
+Student-t quantile times the standard error, plus the shift the integration error causes (:mod:`.accuracy`: the
+substeps are doubled until it is below a quarter of a standard error). The condition number is that of the
+column-equilibrated S (its square root, i.e. the Jacobian's), so it measures how collinear the parameters' effects
+are, not their units; the weakest direction is S's eigenvector of the smallest eigenvalue, stated in words.
 
 References: D. W. Marquardt, J. SIAM 11 (1963) 431–441; H. B. Nielsen, "Damping parameter in Marquardt's
 method", IMM-REP-1999-05, DTU.
@@ -35,10 +36,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import special
 
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
+from ..identifiability import CORR_LIMIT
+from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_shift, record_error
 from .data import MdofRecord
 from .spec import MdofModel
 
@@ -60,7 +64,9 @@ FAR_END = 3.0
 MIN_HORIZON = 400
 #: Records fitted side by side at most (threads; the compiled simulator releases the GIL).
 MAX_THREADS = 4
-Z95 = 1.959963984540054
+#: Input reconstruction between samples: the not-a-knot cubic, as in the single-DOF fits (a first-order hold
+#: biases every estimate by the input's curvature, ~h²·f''/8, far beyond the intervals of a quiet record).
+INPUT_HOLD = "cubic"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,7 +120,7 @@ class MdofFit:
     weakest_vector : tuple of (str, float)
         Its components (largest first).
     correlations : tuple of (str, str, float)
-        Pairs of free parameters correlated beyond 0.9, strongest first.
+        Pairs of free parameters correlated beyond ``CORR_LIMIT`` (0.95, as everywhere), strongest first.
     channels : tuple of ChannelFit
     initial_states : mapping of str to (2n,) ndarray
         Estimated initial state per dynamic record.
@@ -168,6 +174,7 @@ class _Block:
     r: FloatArray
     jp: FloatArray
     ji: FloatArray
+    nsub: int = 0  # RK4 substeps per sample of the simulation (0: a static record)
 
 
 def _initial_guess(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -> FloatArray:
@@ -189,23 +196,25 @@ def _initial_guess(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -
 
 
 def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: FloatArray, held: NDArray[np.bool_],
-                    sigma: FloatArray, want: bool) -> tuple[_Block | None, str]:
+                    sigma: FloatArray, want: bool, nsub: int | None = None) -> tuple[_Block | None, str]:
     from .integrate import simulate
 
     out_idx = [model.dof_names.index(d) for d in rec.output_names]
     u = _inputs(model, rec)
-    res = simulate(model.layout, rec.t, u, theta, y0, held=held, sens=want, init_sens=want, outputs=out_idx)
+    res = simulate(model.layout, rec.t, u, theta, y0, held=held, sens=want, init_sens=want, outputs=out_idx,
+                   nsub=nsub, hold=INPUT_HOLD)
     if not res.success:
         return None, f"record `{rec.name}`: {res.message}"
     pred = res.q[:, out_idx]
     r = ((pred - rec.y) / sigma).ravel()
     if not want:
-        return _Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0))), ""
+        return _Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0)), nsub=res.nsub), ""
     if res.sens is None:
         return None, f"record `{rec.name}`: the simulator returned no sensitivities"
     s = np.asarray(res.sens, dtype=np.float64) / sigma[None, :, None]
     npar = theta.size
-    return _Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1)), ""
+    return _Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1),
+                  nsub=res.nsub), ""
 
 
 def _static_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, sigma: FloatArray, want: bool
@@ -517,6 +526,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     starts = [np.zeros(0) if r.static else (np.array(inits[r.name], dtype=np.float64) if inits and r.name in inits
                                             else _initial_guess(model, r, h)) for r, h in zip(records, helds, strict=True)]
     nfev = [0]
+    nsubs: list[int | None] = [None] * len(records)  # RK4 substeps per record: None until the accuracy check sets them
 
     def theta_of(x: FloatArray) -> FloatArray:
         th = theta0.copy()
@@ -527,7 +537,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
         rec = records[k]
         if rec.static:
             return _static_block(model, rec, th, sig[k], want)
-        return _simulate_block(model, rec, th, inits[k], helds[k], sig[k], want)
+        return _simulate_block(model, rec, th, inits[k], helds[k], sig[k], want, nsubs[k])
 
     def evaluate(x: FloatArray, inits: list[FloatArray], want: bool) -> tuple[list[_Block] | None, str]:
         nfev[0] += 1
@@ -679,6 +689,19 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                 state2, message2, iters2 = solve(state.x, state.inits, "reweighted", rescaled)
                 if state2 is not None:
                     state, message, iters = state2, message2, iters + iters2
+            check = None
+            for _ in range(MAX_REFINEMENTS + 1):
+                check = _integration_check(model, records, state, sig, helds, free_idx, scale, init_sizes, list(free),
+                                           theta_of(state.x))
+                if check is None or check.ratio <= SHIFT_TOL or _ == MAX_REFINEMENTS:
+                    break
+                for k, b in enumerate(state.blocks):
+                    if not records[k].static:
+                        nsubs[k] = 2 * b.nsub
+                state3, message3, iters3 = solve(state.x, state.inits, "finer integration")
+                if state3 is None:
+                    break
+                state, message, iters = state3, message3, iters + iters3
     finally:
         if pool is not None:
             pool.shutdown()
@@ -687,8 +710,12 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     if together:
         message += (f"; these records see {', '.join(together)} only in combination: they were moved together, by the"
                     " same relative amounts where the data cannot tell them apart")
+    steps = sorted({b.nsub for b, r in zip(state.blocks, records, strict=True) if not r.static})
+    if check is not None and steps:
+        message += (f"; integration: {'/'.join(map(str, steps))} RK4 substep(s) per sample, whose error (step doubling)"
+                    f" moves {check.worst} by {check.ratio:.2g} of its standard error at most (added to the intervals)")
     fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
-                     nfev[0], t_start)
+                     nfev[0], t_start, bias=None if check is None else np.abs(check.shift))
     if basis is not None and basis.shape[1]:
         # the problem this fit solved: the directions its records see (its own condition number)
         seen = _schur(_normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])
@@ -700,10 +727,36 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
 
 
+def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray],
+                       helds: Sequence[NDArray[np.bool_]], free_idx: NDArray[np.int64], scale: FloatArray,
+                       init_sizes: Sequence[int], free: list[str], theta: FloatArray) -> IntegrationCheck | None:
+    """Step-doubling check of the estimate (:mod:`.accuracy`); None without dynamic records or when the finer run
+    fails."""
+    if not any(not r.static for r in records) or not free:
+        return None
+    errs = []
+    for k, (rec, b) in enumerate(zip(records, state.blocks, strict=True)):
+        if rec.static:
+            errs.append(_Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
+            continue
+
+        def fine(k: int = k, rec: MdofRecord = rec, b: _Block = b) -> FloatArray | None:
+            blk, _ = _simulate_block(model, rec, theta, state.inits[k], helds[k], sig[k], False, 2 * b.nsub)
+            return None if blk is None else blk.r
+
+        e = record_error(fine, b.r)
+        if e is None:
+            return None
+        errs.append(_Block(r=e, jp=b.jp, ji=b.ji))
+    a, g_err = _normal_equations(errs, free_idx, scale, init_sizes)
+    n_res = max(sum(b.r.size for b in state.blocks) - a.shape[0], 1)
+    return integration_shift(a, g_err, 2 * state.cost / n_res, free, RANK_TOL)
+
+
 def _reweighted(block: _Block, factor: FloatArray, n: int) -> _Block:
     """A block's residuals and Jacobian with each output's weight multiplied by ``factor``."""
     f = np.tile(factor, n)
-    return _Block(r=block.r * f, jp=block.jp * f[:, None], ji=block.ji * f[:, None])
+    return _Block(r=block.r * f, jp=block.jp * f[:, None], ji=block.ji * f[:, None], nsub=block.nsub)
 
 
 def _rms_sigma(block: _Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
@@ -739,7 +792,7 @@ def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
 
 def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
                records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
-               message: str, iters: int, nfev: int, t_start: float) -> MdofFit:
+               message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None) -> MdofFit:
     nf = free_idx.size
     a, _ = _normal_equations(state.blocks, free_idx, scale, init_sizes)
     n_res = sum(b.r.size for b in state.blocks)
@@ -781,18 +834,21 @@ def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx
         corr = cov_eq / np.outer(dg, dg)
         for i in range(nf):
             for j in range(i + 1, nf):
-                if abs(corr[i, j]) > 0.9:
+                if abs(corr[i, j]) > CORR_LIMIT:
                     correlations.append((free[i], free[j], float(corr[i, j])))
         correlations.sort(key=lambda c: -abs(c[2]))
     theta = np.array([params[n].value for n in model.param_names])
     theta[free_idx] = state.x * scale
     new_params = params.with_values(dict(zip(model.param_names, theta.tolist(), strict=True)))
     estimates = []
+    tq = float(special.stdtrit(dof, 0.975))  # Student-t quantile, as in every other estimator
+    extra = np.zeros(nf) if bias is None else bias * scale
     for p in new_params:
         if p.name in free:
             k = free.index(p.name)
+            half = tq * se[k] + extra[k]
             estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
-                                      lower95=float(p.value - Z95 * se[k]), upper95=float(p.value + Z95 * se[k])))
+                                      lower95=float(p.value - half), upper95=float(p.value + half)))
         else:
             estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
     channels = []

@@ -248,6 +248,7 @@ def simulate(
     outputs: Sequence[int] | None = None,
     nsub: int | None = None,
     hold: str = "foh",
+    factor: int = 1,
 ) -> MdofRun:
     """Simulate a multi-DOF model from ``y0`` driven by ``u``, with exact sensitivities.
 
@@ -274,6 +275,8 @@ def simulate(
         RK4 substeps per sample interval (None: chosen from the linearisation at the start).
     hold : {"foh", "zoh", "cubic"}
         Input reconstruction between samples.
+    factor : int
+        Multiplies the automatic substeps (a reference run far more accurate than the fits that use it).
 
     Returns
     -------
@@ -317,7 +320,7 @@ def simulate(
     coef = input_coefficients(t_arr, np.ascontiguousarray(u_arr), hold)
     start = time.perf_counter()
     need = _substeps(layout, t_arr, u_arr[0], th, y, mask) if nsub is None else int(nsub)
-    steps = min(need, MAX_SUBSTEPS) if nsub is None else int(nsub)
+    steps = min(need, MAX_SUBSTEPS) * max(int(factor), 1) if nsub is None else int(nsub)
     limits = np.concatenate([1e6 * (1.0 + np.abs(y[:n])), np.full(n, np.inf)])
     yo, qdd, sens_arr, code, idx, hrho = _integrate(
         t_arr, coef, steps, y, th, mask, s0, bool(sens), np.array(out, dtype=np.int64), limits,
