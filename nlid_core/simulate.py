@@ -207,13 +207,13 @@ def auto_substeps(
 
 
 def _general_rate(model: TermModel, theta: FloatArray, x_range: float, v_range: float) -> float:
-    from .dynamics.integrate import _rate
+    from .dynamics.integrate import plan_rate
 
     rate = 0.0
     for xi in np.linspace(-x_range, x_range, 7):
         for vj in np.linspace(-v_range, v_range, 7):
             y0 = model.initial_state([xi, vj], theta)
-            rate = max(rate, _rate(model, y0, theta, np.zeros(1)))
+            rate = max(rate, plan_rate(model.plan, y0, theta, np.zeros(1)))
     return rate
 
 

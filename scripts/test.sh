@@ -20,9 +20,12 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${NLID_CHROMIUM:-}" ]; then
         echo "chromium not found: browser tests will be skipped (install it, or set NLID_CHROMIUM)"
     fi
 fi
-# Compiled kernels and term programs are cached outside the source tree, reused by later runs.
+# Compiled kernels and term programs are cached outside the source tree, reused by later runs. numba checks a
+# cached function against its own file only, not against the kernels it calls from other files, so the cache is
+# kept per version of the compiled sources: a changed kernel never runs inside a stale caller.
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/nlid"
-export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$cache/numba}"
+kernels=$(grep -rl --include='*.py' 'njit' nlid_core | LC_ALL=C sort | xargs cat | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$cache/numba/$kernels}"
 if [ "${1:-}" = "--fast" ]; then
     shift
     exec .venv/bin/python -m pytest -q -n 2 --dist loadfile \

@@ -19,7 +19,8 @@ inertia terms of each DOF (solved row by row, never inverted as a matrix). Then
 
 and likewise for the parameters. ``elem`` columns: 0 dof i, 1 dof j (−1: ground), 2 number of
 states, 3 number of parameters, 4 index of the first state in y, 5 offset into ``pidx``,
-6–7 instruction range, 8 register offset, 9 output offset, 10 inertial (0/1).
+6–7 instruction range, 8 register offset, 9 output offset, 10 inertial (0/1). ``dof_in[i]`` is the input
+column driving DOF i (−1: none; ``HELD``: the DOF is locked, q̈_i = 0 and its rows of the Jacobians are zero).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ DIVERGED = 1
 NONPOSITIVE_MASS = 2
 STIFF = 3
 NEWTON_FAILED = 4
+#: ``dof_in`` of a DOF the rig holds (locked: q̈ = 0); −1 is a DOF without input, k >= 0 the input column.
+HELD = -2
 
 
 @njit(cache=True, error_model="numpy")
@@ -134,6 +137,14 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, y
                 for k in range(npe):
                     jp[row, pidx[po + k]] += reg[outs[o + 3 + nz + k]]
     for i in range(n):
+        if dof_in[i] == HELD:  # a locked DOF: q̈ = 0 whatever acts on it
+            ydot[n + i] = 0.0
+            if want:
+                for c in range(nst):
+                    jy[n + i, c] = 0.0
+                for c in range(npar):
+                    jp[n + i, c] = 0.0
+            continue
         m = mass[i]
         if not m > 0.0:
             return NONPOSITIVE_MASS

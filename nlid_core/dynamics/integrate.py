@@ -23,11 +23,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelSpecError
 from . import evaluate
-from .model import Model
+from .model import Model, Plan
 from .rk4 import integrate_rk4
 from .sdirk import integrate_sdirk
 
-__all__ = ["INPUT_HOLDS", "METHODS", "Trajectory", "integrate", "input_coefficients", "MAX_SUBSTEPS"]
+__all__ = ["INPUT_HOLDS", "METHODS", "MAX_SUBSTEPS", "PlanRun", "Trajectory", "auto_substeps", "input_coefficients",
+           "integrate", "plan_rate", "run_plan"]
 
 FloatArray = NDArray[np.float64]
 
@@ -144,15 +145,90 @@ def _status(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | None]
                         " parameters or the initial state make the model unstable for this input"), tf
 
 
-def _rate(model: Model, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> float:
-    p = model.plan
-    nst, npar, n = model.n_states, model.n_params, model.n_dof
+def plan_rate(p: Plan, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> float:
+    """Spectral radius of ∂ẏ/∂y at one state (0 when the model cannot be evaluated there)."""
+    nst, npar, n = p.n_states, theta.size, p.n_dof
     ydot = np.zeros(nst)
     jy = np.zeros((nst, nst))
     jp = np.zeros((nst, npar))
     code = evaluate.rhs(y0, u0, theta, n, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs,
                         p.dof_in, True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar)))
     return float(evaluate.spectral_radius(jy)) if code == evaluate.OK else 0.0
+
+
+def auto_substeps(p: Plan, t: FloatArray, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> int:
+    """RK4 substeps making |λ|·h <= SUBSTEP_TARGET for the linearisation at the start (at most MAX_SUBSTEPS)."""
+    rate = plan_rate(p, y0, theta, u0)
+    dt = float((t[-1] - t[0]) / (t.size - 1))
+    return int(min(MAX_SUBSTEPS, max(1, math.ceil(rate * dt / SUBSTEP_TARGET)))) if math.isfinite(rate) else 1
+
+
+@dataclass(frozen=True)
+class PlanRun:
+    """What :func:`run_plan` returns: states, accelerations and sensitivities at the samples, and how it went."""
+
+    states: FloatArray
+    accelerations: FloatArray
+    sens: FloatArray
+    code: int
+    index: int
+    method: str
+    steps: int
+    substeps: int
+
+
+def run_plan(p: Plan, t: FloatArray, coef: FloatArray, theta: FloatArray, y: FloatArray, s0: FloatArray,
+             want: bool, out_idx: NDArray[np.int64], lim: FloatArray, *, method: str = "auto",
+             substeps: int | None = None, rtol: float = 1e-8, atol: ArrayLike | None = None) -> PlanRun:
+    """Integrate a compiled plan: RK4 or SDIRK4 with the automatic stiff switch (see the module notes).
+
+    ``s0`` holds the initial sensitivities (columns: the parameters, then any initial states); ``out_idx`` indexes
+    ``[y, q̈]``; ``lim`` bounds every state. ``substeps`` is the RK4 substep count (``auto`` still takes SDIRK4 above
+    ``RK4_EFFICIENT_SUBSTEPS``); ``substeps`` of the result is 0 when SDIRK4 ran.
+    """
+    nst = p.n_states
+    args = (p.n_dof, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in)
+    used = method
+    code, idx, steps = evaluate.OK, t.size, 0
+    nsub = 0
+    yo = qdd = sens = np.zeros(0)
+    if method in ("auto", "rk4"):
+        nsub = substeps if substeps is not None else auto_substeps(p, t, y, theta, coef[0, :, 0])
+        if nsub < 1:
+            raise ModelSpecError(f"`substeps` must be >= 1, got {nsub}")
+        if method == "auto" and nsub > RK4_EFFICIENT_SUBSTEPS:
+            method = "sdirk"
+    if method in ("auto", "rk4"):
+        check = 1 if nst <= 2 else 8
+        yo, qdd, sens, code, idx, hrho = integrate_rk4(
+            t, coef, int(nsub), y, theta, s0, bool(want), out_idx, lim, check if method == "auto" else 0, *args)
+        steps = int(nsub)
+        used = f"rk4 ({nsub} substeps)"
+        stiff = code == evaluate.STIFF or (code == evaluate.DIVERGED and hrho > 0.5)
+        if method == "auto" and stiff:
+            need = math.ceil(hrho * nsub / SUBSTEP_TARGET) if code == evaluate.STIFF else MAX_SUBSTEPS + 1
+            if need <= RK4_EFFICIENT_SUBSTEPS and substeps is None:
+                yo, qdd, sens, code, idx, hrho = integrate_rk4(
+                    t, coef, int(need), y, theta, s0, bool(want), out_idx, lim, check, *args)
+                steps = nsub = int(need)
+                used = f"rk4 ({need} substeps)"
+                stiff = code == evaluate.STIFF
+            if stiff or code == evaluate.STIFF:
+                used = "sdirk"
+        if code == evaluate.STIFF and used != "sdirk":
+            code = evaluate.DIVERGED
+    if method == "sdirk" or used == "sdirk":
+        if atol is None:
+            scale = np.where(np.isfinite(lim), lim * 1e-9, 1e-6)
+            at = np.maximum(rtol * scale, 1e-15)
+        else:
+            at = np.broadcast_to(np.asarray(atol, dtype=np.float64), (nst,)).copy()
+        yo, qdd, sens, code, idx, steps = integrate_sdirk(
+            t, coef, y, theta, s0, bool(want), out_idx, lim, float(rtol), at, *args)
+        used = f"sdirk4 (rtol {rtol:g}, {steps} steps)"
+        nsub = 0
+    return PlanRun(states=yo, accelerations=qdd, sens=sens, code=int(code), index=int(idx), method=used,
+                   steps=int(steps), substeps=int(nsub))
 
 
 def integrate(
@@ -244,50 +320,11 @@ def integrate(
         lim = np.ascontiguousarray(limits, dtype=np.float64)
     if coef is None:
         coef = input_coefficients(t_arr, u_arr, input_hold)
-    p = model.plan
-    args = (model.n_dof, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in)
     start = time.perf_counter()
-    dt = float((t_arr[-1] - t_arr[0]) / (t_arr.size - 1))
-    used = method
-    code, idx, steps = evaluate.OK, t_arr.size, 0
-    nsub = 0
-    if method in ("auto", "rk4"):
-        nsub = substeps if substeps is not None else 0
-        if substeps is None:
-            rate = _rate(model, y, th, u_arr[0])
-            nsub = int(min(MAX_SUBSTEPS, max(1, math.ceil(rate * dt / SUBSTEP_TARGET)))) if math.isfinite(rate) else 1
-        if nsub < 1:
-            raise ModelSpecError(f"`substeps` must be >= 1, got {nsub}")
-        if method == "auto" and nsub > RK4_EFFICIENT_SUBSTEPS:
-            method = "sdirk"
-    if method in ("auto", "rk4"):
-        check = 1 if nst <= 2 else 8
-        yo, qdd, sens, code, idx, hrho = integrate_rk4(
-            t_arr, coef, int(nsub), y, th, s0, bool(sensitivities), out_idx, lim, check if method == "auto" else 0, *args)
-        steps = int(nsub)
-        used = f"rk4 ({nsub} substeps)"
-        stiff = code == evaluate.STIFF or (code == evaluate.DIVERGED and hrho > 0.5)
-        if method == "auto" and stiff:
-            need = math.ceil(hrho * nsub / SUBSTEP_TARGET) if code == evaluate.STIFF else MAX_SUBSTEPS + 1
-            if need <= RK4_EFFICIENT_SUBSTEPS and substeps is None:
-                yo, qdd, sens, code, idx, hrho = integrate_rk4(
-                    t_arr, coef, int(need), y, th, s0, bool(sensitivities), out_idx, lim, check, *args)
-                steps = int(need)
-                used = f"rk4 ({need} substeps)"
-                stiff = code == evaluate.STIFF
-            if stiff or code == evaluate.STIFF:
-                used = "sdirk"
-        if code == evaluate.STIFF and used != "sdirk":
-            code = evaluate.DIVERGED
-    if method == "sdirk" or used == "sdirk":
-        if atol is None:
-            scale = np.where(np.isfinite(lim), lim * 1e-9, 1e-6)
-            at = np.maximum(rtol * scale, 1e-15)
-        else:
-            at = np.broadcast_to(np.asarray(atol, dtype=np.float64), (nst,)).copy()
-        yo, qdd, sens, code, idx, steps = integrate_sdirk(
-            t_arr, coef, y, th, s0, bool(sensitivities), out_idx, lim, float(rtol), at, *args)
-        used = f"sdirk4 (rtol {rtol:g}, {steps} steps)"
+    run = run_plan(model.plan, t_arr, coef, th, y, s0, bool(sensitivities), out_idx, lim, method=method,
+                   substeps=substeps, rtol=rtol, atol=atol)
+    yo, qdd, sens, code, idx, used, steps = (run.states, run.accelerations, run.sens, run.code, run.index, run.method,
+                                             run.steps)
     elapsed = time.perf_counter() - start
     status, message, fail_time = _status(int(code), t_arr, int(idx))
     sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)} if sensitivities else None

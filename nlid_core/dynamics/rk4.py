@@ -91,7 +91,7 @@ def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op
     return OK
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_every,  # type: ignore[no-untyped-def]
                   n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
     """Integrate over the sample grid ``t``.

@@ -92,7 +92,7 @@ def _lu_solve(w, piv, b):  # type: ignore[no-untyped-def]
             bb[r, k] = acc * inv
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", nogil=True)
 def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  # type: ignore[no-untyped-def]
                     n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
     """Integrate over the sample grid ``t`` with adaptive SDIRK4 steps.

@@ -20,18 +20,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dynamics.evaluate import input_at, spectral_radius
-from ..dynamics.integrate import INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, input_coefficients
+from ..dynamics.evaluate import NEWTON_FAILED, input_at, spectral_radius
+from ..dynamics.integrate import (INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, _status, auto_substeps, input_coefficients,
+                                  run_plan)
 from ..dynamics.rk4 import STABILITY_LIMIT, _record
 from ..errors import ModelSpecError
 from .kernel import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF, evaluate, held_mask, make_work, rhs
 from .layout import Layout
+from .lumped import LumpedPlan
 
 __all__ = ["MdofRun", "STATUS_NAMES", "simulate"]
 
@@ -39,7 +41,7 @@ FloatArray = NDArray[np.float64]
 
 #: Status names of :attr:`MdofRun.status` by kernel code.
 STATUS_NAMES = {OK: "ok", DIVERGED: "diverged", NONPOSITIVE_MASS: "nonpositive_mass", STIFF: "stiff",
-                GIMBAL_LOCK: "gimbal_lock"}
+                GIMBAL_LOCK: "gimbal_lock", NEWTON_FAILED: "newton_failed"}
 #: Samples between two stability checks of the step.
 CHECK_EVERY = 8
 _C = (0.0, 0.5, 0.5, 1.0)
@@ -318,6 +320,8 @@ def simulate(
     for c, k in enumerate(init):
         s0[k, npar + c] = 1.0
     coef = input_coefficients(t_arr, np.ascontiguousarray(u_arr), hold)
+    if layout.lumped is not None:
+        return _simulate_lumped(layout.lumped, t_arr, coef, th, y, mask, bool(sens), out, init, nsub, factor)
     start = time.perf_counter()
     need = _substeps(layout, t_arr, u_arr[0], th, y, mask) if nsub is None else int(nsub)
     steps = min(need, MAX_SUBSTEPS) * max(int(factor), 1) if nsub is None else int(nsub)
@@ -334,4 +338,41 @@ def simulate(
         init_states=init, success=code == OK, status=STATUS_NAMES.get(code, "diverged"),
         message=_message(code, tf, steps, need, float(hrho)), fail_time=None if code == OK else tf, nsub=steps,
         nfev=done + max(done - 1, 0) * (4 * steps - 1), elapsed_s=elapsed,
+    )
+
+
+def _simulate_lumped(lp: LumpedPlan, t: FloatArray, coef: FloatArray, theta: FloatArray, y0: FloatArray,
+                     held: NDArray[np.bool_], want: bool, out: tuple[int, ...], init: tuple[int, ...],
+                     nsub: int | None, factor: int) -> MdofRun:
+    """A lumped model on the general layer (:mod:`.lumped`): RK4 or SDIRK4 with the automatic stiff switch."""
+    n, npar = lp.plan.n_dof, lp.n_params
+    nst = lp.n_states
+    plan = replace(lp.plan, dof_in=lp.dof_in(held))
+    th = lp.theta(theta)
+    y = np.concatenate([y0, np.zeros(nst - 2 * n)])
+    s0 = np.zeros((nst, th.size + len(init)))
+    for c, k in enumerate(init):
+        s0[k, th.size + c] = 1.0
+    out_idx = np.array([k if k < 2 * n else nst + k - 2 * n for k in out], dtype=np.int64)
+    lim = np.full(nst, np.inf)
+    lim[:n] = 1e6 * (1.0 + np.abs(y[:n]))
+    start = time.perf_counter()
+    steps = nsub
+    if steps is None and factor > 1:
+        steps = auto_substeps(plan, t, y, th, coef[0, :, 0]) * int(factor)
+    run = run_plan(plan, t, coef, th, y, s0, want, out_idx, lim, substeps=steps)
+    elapsed = time.perf_counter() - start
+    code = run.code
+    done = min(run.index, t.size)
+    tf = float(t[min(run.index, t.size - 1)])
+    if code == OK:
+        message = f"simulation completed ({run.method})"
+    else:
+        message = _status(code, t, run.index)[1]
+    status = STATUS_NAMES.get(code, "diverged")
+    sens_arr = lp.fold(run.sens) if want else None
+    return MdofRun(
+        t=t, q=run.states[:, :n], qd=run.states[:, n:2 * n], qdd=run.accelerations, sens=sens_arr, outputs=out,
+        init_states=init, success=code == OK, status=status, message=message, fail_time=None if code == OK else tf,
+        nsub=run.substeps, nfev=done * 4 * max(run.substeps, 1), elapsed_s=elapsed,
     )

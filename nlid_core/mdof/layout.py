@@ -74,6 +74,8 @@ class Layout:
     in_kind, in_idx : (n_in,) ndarray of int64
     elem_terms : tuple of str
         Term name of each element.
+    lumped : LumpedPlan or None
+        The same model on the general layer (:mod:`.lumped`), which simulates it; None for a rigid body.
     """
 
     n_dof: int
@@ -92,6 +94,7 @@ class Layout:
     in_kind: IntArray
     in_idx: IntArray
     elem_terms: tuple[str, ...] = ()
+    lumped: Any = None
 
     @property
     def n_states(self) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -443,8 +443,19 @@ class MdofModel:
                 inputs.append((1 if k < 3 else 2, k % 3))
             else:
                 inputs.append((0, dof[name[2:]]))
-        return build_layout(self.n_dof, self.n_params, masses=masses, grav=grav, rigid=rigid, g=self.gravity,
-                            connections=connections, mount_points=points, mount_elements=mount_elements, inputs=inputs)
+        layout = build_layout(self.n_dof, self.n_params, masses=masses, grav=grav, rigid=rigid, g=self.gravity,
+                              connections=connections, mount_points=points, mount_elements=mount_elements, inputs=inputs)
+        if self.body:
+            return layout
+        from .lumped import lumped_plan
+
+        return replace(layout, lumped=lumped_plan(self))
+
+    def element_index(self) -> dict[str, int]:
+        """Index into the model's parameters of every element parameter (``k1_s12``; a shared one maps to its
+        shared parameter)."""
+        raw, index, _ = self._parameters
+        return {r.name: k for r, k in zip(raw, index, strict=True)}
 
     def held_mask(self, held: Sequence[str] = ()) -> NDArray[np.bool_]:
         """Boolean mask of held DOFs from their names.
