@@ -717,8 +717,12 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                     " same relative amounts where the data cannot tell them apart")
     steps = sorted({b.nsub for b, r in zip(state.blocks, records, strict=True) if not r.static})
     if check is not None and steps:
-        message += (f"; integration: {'/'.join(map(str, steps))} RK4 substep(s) per sample, whose error (step doubling)"
-                    f" moves {check.worst} by {check.ratio:.2g} of its standard error at most (added to the intervals)")
+        how = "/".join(map(str, (s for s in steps if s))) + " RK4 substep(s) per sample" if any(steps) else ""
+        if 0 in steps:
+            how += (" and " if how else "") + "SDIRK4 with error control (a stiff model)"
+        message += f"; integration: {how}" + (
+            f", whose error (step doubling) moves {check.worst} by {check.ratio:.2g} of its standard error at most (added"
+            " to the intervals)" if any(steps) else "")
     fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
                      nfev[0], t_start, bias=None if check is None else np.abs(check.shift))
     if basis is not None and basis.shape[1]:
@@ -741,7 +745,7 @@ def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: _
         return None
     errs = []
     for k, (rec, b) in enumerate(zip(records, state.blocks, strict=True)):
-        if rec.static:
+        if rec.static or b.nsub == 0:  # a static record, or SDIRK4 under its own error control (rtol 1e-8)
             errs.append(_Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
             continue
 

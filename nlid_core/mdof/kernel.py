@@ -655,7 +655,11 @@ def mass_matrix(layout: Layout, q: ArrayLike, theta: ArrayLike) -> FloatArray:
 
 def _static_tangent(layout: Layout, q: FloatArray, u: FloatArray, theta: FloatArray
                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ."""
+    """Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ (a lumped model's from the general layer, :mod:`.lumped`)."""
+    if layout.lumped is not None:
+        from .lumped import static_tangent
+
+        return static_tangent(layout.lumped, q, u, theta)
     n = layout.n_dof
     res, _, dq, dqp = _kernel_forces(layout, np.concatenate([q, np.zeros(n)]), u, theta, True)
     return res, dq[:, :n], dqp

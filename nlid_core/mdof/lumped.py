@@ -20,13 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dynamics.evaluate import HELD
+from ..dynamics.evaluate import HELD, OK, rhs
 from ..dynamics.model import Element, Model, Plan
 from ..errors import ModelSpecError
 from ..terms.base import TermDef
 from ..terms.registry import get_term
 
-__all__ = ["LumpedPlan", "lumped_plan"]
+__all__ = ["LumpedPlan", "lumped_plan", "static_tangent"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -141,3 +141,30 @@ def lumped_plan(model: object) -> LumpedPlan:
                       grav=np.array([model.dofs[i].gravity for i in gdofs], dtype=np.float64),
                       in_dof=np.array(in_dof, dtype=np.int64),
                       state_names=(*qn, *(f"v_{d}" for d in qn), *names))
+
+
+def static_tangent(lp: LumpedPlan, q: FloatArray, u: FloatArray, theta: FloatArray
+                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    r"""Generalised force at rest :math:`Q = \tau - G(q, 0, z_0)` and its exact :math:`\partial Q/\partial q`,
+    :math:`\partial Q/\partial\theta`, from the right-hand side (:math:`Q_i = m_i\ddot q_i`, the masses constant).
+
+    Internal states are at rest at zero (LuGre bristles and Bouc-Wen hysteresis unloaded); a model that cannot be
+    evaluated gives NaN forces, which the equilibrium search treats as a failed step.
+    """
+    n, nst = lp.plan.n_dof, lp.n_states
+    th = lp.theta(np.asarray(theta, dtype=np.float64))
+    npar = th.size
+    p = lp.plan
+    y = np.zeros(nst)
+    y[:n] = q
+    ydot, jy, jp = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar))
+    mass, dmy, dmp = np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar))
+    code = rhs(y, np.ascontiguousarray(u, dtype=np.float64), th, n, p.elem, p.pidx, p.op, p.a, p.b, p.dst,
+               p.registers.copy(), p.outs, lp.dof_in(np.zeros(n, dtype=bool)), True, ydot, jy, jp, mass, dmy, dmp)
+    if code != OK:
+        return np.full(n, np.nan), np.full((n, n), np.nan), np.full((n, lp.n_params), np.nan)
+    acc = ydot[n:2 * n]
+    res = mass * acc
+    dq = mass[:, None] * jy[n:2 * n, :n] + acc[:, None] * dmy[:, :n]
+    dth = mass[:, None] * jp[n:2 * n] + acc[:, None] * dmp
+    return res, dq, lp.fold(dth)

@@ -68,6 +68,10 @@ def linearise(model: MdofModel, theta: FloatArray, q: FloatArray, u: FloatArray 
     """
     from .kernel import evaluate, mass_matrix
 
+    stateful = sorted({t.name for c in model.connections for t in c.terms if t.states})
+    if stateful:
+        raise SimulationError(f"no modal linearisation for a model with internal states ({', '.join(stateful)}): "
+                              "its stiffness depends on the motion's history; simulate it instead")
     n = model.n_dof
     uu = np.zeros(len(model.used_inputs)) if u is None else np.asarray(u, dtype=np.float64)
     y = np.concatenate([np.asarray(q, dtype=np.float64), np.zeros(n)])

@@ -236,10 +236,12 @@ class MdofModel:
                     raise ModelSpecError(f"mount `{m.name}`: axis `{axis}` is not one of x, y, z")
         for terms in [c.terms for c in self.connections] + [t for m in self.mounts for _, t in m.terms]:
             for t in terms:
-                if t.states or t.inertial:
+                if t.inertial:
+                    raise ModelSpecError(f"term `{t.name}` is an inertia term; a DOF's mass is its `m_<dof>` parameter")
+                if t.states and self.body:
                     raise ModelSpecError(
-                        f"term `{t.name}` carries an internal state or inertia; multi-DOF connections take memoryless"
-                        " stiffness, damping and friction terms"
+                        f"term `{t.name}` carries an internal state; mounts of a rigid body take memoryless stiffness,"
+                        " damping and friction terms (lumped connections take LuGre and Bouc-Wen too)"
                     )
             if len({t.name for t in terms}) != len(terms):
                 raise ModelSpecError(f"a term appears twice in one connection: {[t.name for t in terms]}")
@@ -427,9 +429,10 @@ class MdofModel:
         masses = [] if self.body else [(i, pos[f"m_{d.name}"]) for i, d in enumerate(self.dofs)]
         grav = None if self.body else [d.gravity for d in self.dofs]
         rigid = (tuple(range(6)), tuple(pos[p] for p in BODY_PARAMS)) if self.body else None
+        # the kernel's layout takes memoryless terms; a lumped model runs on the general layer's plan (all terms)
         connections = [
             (t, dof[c.a], -1 if c.b is None else dof[c.b], [pos[p.name + f"_{c.name}"] for p in t.params])
-            for c in self.connections for t in c.terms
+            for c in self.connections for t in c.terms if not t.states
         ]
         points = [m.at for m in self.mounts]
         mount_elements = [
