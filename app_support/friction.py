@@ -8,7 +8,6 @@ arguments, keeps their results in :func:`app_support.state.friction` and turns r
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from nlid_core.friction.plateaus import PlateauDetection, find_plateaus
 from nlid_core.friction.staged import FrictionOptions, FrictionResult, SteadyReplay, identify_friction, replay_steady
 from nlid_core.friction.stickslip import StickSlipResult, stick_slip
 from nlid_core.hysteresis import BENCHMARK_TERMS, benchmark_estimation_records
+from nlid_core.jsonsafe import finite_or_none
 from nlid_core.nonlinearity.hysteresis import HystereticLoops, hysteretic_loops
 from nlid_core.record import Record
 
@@ -188,8 +188,6 @@ def loops(rec: Record, fit: FitResult) -> HystereticLoops:
 
 
 # --------------------------------------------------------------------------- tables
-def _num(v: float) -> float | None:
-    return v if math.isfinite(v) else None
 
 
 def plateau_table(detections: tuple[PlateauDetection, ...]) -> pd.DataFrame:
@@ -213,8 +211,8 @@ def parameter_table(result: FrictionResult) -> pd.DataFrame:
     """Estimates with standard errors, intervals and flags."""
     conf = int(round(100 * result.confidence))
     return pd.DataFrame([{
-        "parameter": e.name, "value": e.value, "± stderr": _num(e.stderr) if e.vary else None,
-        f"{conf} % low": _num(e.ci[0]) if e.vary else None, f"{conf} % high": _num(e.ci[1]) if e.vary else None,
+        "parameter": e.name, "value": e.value, "± stderr": finite_or_none(e.stderr) if e.vary else None,
+        f"{conf} % low": finite_or_none(e.ci[0]) if e.vary else None, f"{conf} % high": finite_or_none(e.ci[1]) if e.vary else None,
         "unit": e.unit, "flags": ", ".join(e.flags), "notes": "; ".join(e.notes)} for e in result.estimates])
 
 
@@ -224,7 +222,7 @@ def static_table(result: FrictionResult) -> pd.DataFrame:
     for name, cf in result.curves.items():
         rows.append({"curve": name, "dynamic model": name == "stribeck", "ok": cf.success,
                      "parameters": ", ".join(f"{n} = {v:.4g} {u}" for n, v, u in zip(cf.names, cf.values, cf.units)),
-                     "rms [N]": _num(cf.rms_n), "AIC": _num(cf.aic), "dof": cf.dof})
+                     "rms [N]": finite_or_none(cf.rms_n), "AIC": finite_or_none(cf.aic), "dof": cf.dof})
     return pd.DataFrame(rows)
 
 

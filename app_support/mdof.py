@@ -10,7 +10,6 @@ has something to do) and relative errors against a known truth.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from nlid_core.errors import DataValidationError, ModelSpecError
+from nlid_core.jsonsafe import finite_or_none
 from nlid_core.mdof.data import MdofRecord, from_record, to_frame
 from nlid_core.mdof.evidence import MdofEvidence, record_evidence
 from nlid_core.mdof.experiments import experiment_set
@@ -148,7 +148,7 @@ def fitted_records(store: dict[str, Any]) -> set[str]:
 def parameter_table(model: MdofModel) -> pd.DataFrame:
     """Every model parameter: name, unit, start value, bounds, fixed, description."""
     return pd.DataFrame([{"parameter": p.name, "unit": p.unit, "start value": p.value, "description": p.description,
-                          "fixed": not p.vary, "lower": _num(p.lower), "upper": _num(p.upper)}
+                          "fixed": not p.vary, "lower": finite_or_none(p.lower), "upper": finite_or_none(p.upper)}
                          for p in model.parameters()])
 
 
@@ -321,10 +321,6 @@ def run_one_shot(store: dict[str, Any]) -> MdofFit:
     return fit
 
 
-def _num(v: float) -> float | None:
-    return v if math.isfinite(v) else None
-
-
 def _error_percent(value: float, truth: Mapping[str, float] | None, name: str) -> float | None:
     if not truth or name not in truth or truth[name] == 0:
         return None
@@ -337,8 +333,8 @@ def estimates_table(fit: MdofFit, truth: Mapping[str, float] | None, *, free_onl
     for e in fit.estimates:
         if free_only and not e.free:
             continue
-        row: dict[str, object] = {"parameter": e.name, "value": e.value, "± stderr": _num(e.stderr),
-                                  "95 % low": _num(e.lower95), "95 % high": _num(e.upper95), "unit": e.unit,
+        row: dict[str, object] = {"parameter": e.name, "value": e.value, "± stderr": finite_or_none(e.stderr),
+                                  "95 % low": finite_or_none(e.lower95), "95 % high": finite_or_none(e.upper95), "unit": e.unit,
                                   "rel. stderr [%]": percent_cell(e.relative_se)}
         if truth:
             row["truth"] = truth.get(e.name)
@@ -355,7 +351,7 @@ def held_table(report: StageReport, params: ParameterSet) -> pd.DataFrame:
 
 def channel_table(fit: MdofFit) -> pd.DataFrame:
     """Per record and output: fit %, RMSE and the noise level the fit weighted it by."""
-    return pd.DataFrame([{"record": c.record, "output": c.output, "fit [%]": _num(c.fit_percent),
+    return pd.DataFrame([{"record": c.record, "output": c.output, "fit [%]": finite_or_none(c.fit_percent),
                           "RMSE": c.rmse, "σ used": c.sigma, "unit": c.unit} for c in fit.channels])
 
 
@@ -367,7 +363,7 @@ def stage_summary(reports: Sequence[StageReport]) -> pd.DataFrame:
         rows.append({"stage": f"{k + 1}. {r.stage.name}", "records": ", ".join(r.records) or "—",
                      "estimated": len(r.free) if fit else 0, "held": len(r.held),
                      "ok": bool(fit.success) if fit else None,
-                     "condition": _num(fit.condition) if fit else None,
+                     "condition": finite_or_none(fit.condition) if fit else None,
                      "seconds": round(fit.elapsed_s, 2) if fit else None,
                      "verdict": r.trust if fit else f"skipped: {r.skipped}"})
     return pd.DataFrame(rows)
@@ -411,8 +407,8 @@ def comparison_tables(store: Mapping[str, Any], shot: MdofFit) -> tuple[pd.DataF
     staged_ok = all(r.fit.success for r in reports if r.fit) if last else None
     routes = pd.DataFrame([
         {"route": f"staged ({len(reports)} stages)", "ok": staged_ok,
-         "condition": _num(last.condition) if last else None, "seconds": round(staged_time(reports), 2)},
-        {"route": "one-shot", "ok": shot.success, "condition": _num(shot.condition),
+         "condition": finite_or_none(last.condition) if last else None, "seconds": round(staged_time(reports), 2)},
+        {"route": "one-shot", "ok": shot.success, "condition": finite_or_none(shot.condition),
          "seconds": round(shot.elapsed_s, 2)},
     ])
     return pd.DataFrame(rows), routes

@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from nlid_core.estimate import FitResult
+from nlid_core.jsonsafe import finite_or_none
 from nlid_core.metrics import ChannelMetrics, percent_cell, relative_error, residual_kind
 from nlid_core.nonlinearity import EquivalentLinear, IntermodulationLine, LinearCheck
 from nlid_core.nonlinearity.baseline import baseline_parameter
@@ -24,10 +25,6 @@ from nlid_core.terms import REGISTRY
 from nlid_core.validation import ValidationResult
 
 from .state import Run
-
-
-def _num(v: float) -> float | None:
-    return v if math.isfinite(v) else None
 
 
 #: Shown in a table cell that has no value (a fixed parameter's standard error, a failed run's fit).
@@ -69,9 +66,9 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
         rows.append({
             "parameter": e.name,
             "value": e.value,
-            "± stderr": _num(e.stderr) if e.vary else None,
-            f"{conf} % low": _num(e.ci[0]) if e.vary else None,
-            f"{conf} % high": _num(e.ci[1]) if e.vary else None,
+            "± stderr": finite_or_none(e.stderr) if e.vary else None,
+            f"{conf} % low": finite_or_none(e.ci[0]) if e.vary else None,
+            f"{conf} % high": finite_or_none(e.ci[1]) if e.vary else None,
             "rel. stderr [%]": percent_cell(e.rel_stderr) if e.vary else None,
             "unit": unit_text(e.unit),
             "flags": ", ".join(FLAG_WORDS.get(f, f.replace("_", " ")) for f in e.flags),
@@ -91,9 +88,9 @@ def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) ->
         rmse, unit = prefixed(m.rmse, m.unit)
         rows.append({
             "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel), "RMSE": rmse,
-            "unit": unit_text(unit), "NRMSE": m.nrmse, "fit [%]": _num(m.fit_percent),
-            WHITENESS_P: _num(m.whiteness.p_value), "lags": m.whiteness.lags,
-            "input-residual corr. outside band [%]": _num(100 * m.input_xcorr_fraction_outside),
+            "unit": unit_text(unit), "NRMSE": m.nrmse, "fit [%]": finite_or_none(m.fit_percent),
+            WHITENESS_P: finite_or_none(m.whiteness.p_value), "lags": m.whiteness.lags,
+            "input-residual corr. outside band [%]": finite_or_none(100 * m.input_xcorr_fraction_outside),
         })
     return pd.DataFrame(rows)
 
@@ -104,8 +101,8 @@ def channel_fit_table(fits: Any) -> pd.DataFrame:
     for name, unit, fit, rmse, nrmse in zip(fits.names, fits.units, fits.fit_percent, fits.rmse, fits.nrmse,
                                             strict=True):
         value, shown = prefixed(float(rmse), unit)
-        rows.append({"channel": name, "fit [%]": _num(float(fit)), "RMSE": _num(value), "unit": unit_text(shown),
-                     "NRMSE": _num(float(nrmse))})
+        rows.append({"channel": name, "fit [%]": finite_or_none(float(fit)), "RMSE": finite_or_none(value), "unit": unit_text(shown),
+                     "NRMSE": finite_or_none(float(nrmse))})
     return _rounded(pd.DataFrame(rows))
 
 
@@ -113,7 +110,7 @@ def runs_table(runs: list[Run]) -> pd.DataFrame:
     return pd.DataFrame([{
         "run": r.id, "time": r.created, "method": r.result.method, "terms": ",".join(r.config.terms),
         "records": ", ".join(r.config.fit_records), "success": r.result.success,
-        "fit [%]": _num(r.result.metrics[0].fit_percent) if r.result.metrics else None,
+        "fit [%]": finite_or_none(r.result.metrics[0].fit_percent) if r.result.metrics else None,
         "seconds": round(r.elapsed_s, 3),
     } for r in runs])
 
@@ -318,15 +315,15 @@ def detection_table(b: Any) -> pd.DataFrame:
                                    f"level [dB re 1 {b.y_unit}]": 10 * math.log10(c.level) if c.level > 0 else None,
                                    f"noise [dB re 1 {b.y_unit}]": (10 * math.log10(c.noise)
                                                                    if math.isfinite(c.noise) and c.noise > 0 else None),
-                                   "level above noise [dB]": _num(c.above_noise_db),
+                                   "level above noise [dB]": finite_or_none(c.above_noise_db),
                                    "significant": "yes" if c.significant else "no"} for c in det.classes]))
 
 
 def output_check_table(oe: Any) -> pd.DataFrame:
     """Every model of the output-error check: label, added term, RMSE (estimation, validation), kept or not."""
     kept = {s.label for s in oe.path}
-    return _rounded(pd.DataFrame([{"model": s.label, f"RMSE estimation [{oe.unit}]": _num(s.rmse_fit),
-                                   f"RMSE validation [{oe.unit}]": _num(s.rmse_val),
+    return _rounded(pd.DataFrame([{"model": s.label, f"RMSE estimation [{oe.unit}]": finite_or_none(s.rmse_fit),
+                                   f"RMSE validation [{oe.unit}]": finite_or_none(s.rmse_val),
                                    "kept": "yes" if s.label in kept else ("failed" if not s.success else "no")}
                                   for s in oe.steps]))
 
@@ -334,5 +331,5 @@ def output_check_table(oe: Any) -> pd.DataFrame:
 def equivalent_linear_se_table(levels: Sequence[EquivalentLinear]) -> pd.DataFrame:
     """Equivalent natural frequency and damping ratio per level with their standard errors."""
     return _rounded(pd.DataFrame([{"record": e.record, f"x rms [{e.x_unit}]": e.x_rms, "f_n [Hz]": e.f_n_hz,
-                                   "f_n std err [Hz]": _num(e.f_n_se), "zeta": e.zeta, "zeta std err": _num(e.zeta_se)}
+                                   "f_n std err [Hz]": finite_or_none(e.f_n_se), "zeta": e.zeta, "zeta std err": finite_or_none(e.zeta_se)}
                                   for e in levels]))

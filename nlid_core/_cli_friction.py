@@ -10,6 +10,7 @@ from typing import Any
 
 from ._cli_common import COMMAND_HELP, share_options
 from .errors import NlidError
+from .jsonsafe import json_safe
 
 __all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
 
@@ -87,20 +88,9 @@ def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
     result = identify_friction(steady, pre, options)
     if args.json:
         try:
-            Path(args.json).write_text(json.dumps(_clean(result.to_dict()), indent=2, allow_nan=False))
+            Path(args.json).write_text(json.dumps(json_safe(result.to_dict()), indent=2, allow_nan=False))
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
     return (0 if result.success else 1), result
 
 
-def _clean(obj: Any) -> Any:
-    """JSON-safe copy: non-finite floats become None, numpy scalars plain numbers."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj

@@ -25,6 +25,7 @@ import numpy as np
 
 from ._cli_common import COMMAND_HELP
 from .errors import DataValidationError, ModelSpecError, NlidError
+from .jsonsafe import finite_or_none
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
            "run_simulate_mdof"]
@@ -96,9 +97,9 @@ def run_mimo(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         f = ev.frf
         doc["frf"] = {"freq_hz": f.freq_hz.tolist(), "inputs": list(f.input_names), "outputs": list(f.output_names),
                       "units": [list(u) for u in f.units],
-                      "magnitude": [[[_num(v) for v in np.abs(f.H[:, i, j])] for j in range(len(f.input_names))]
+                      "magnitude": [[[finite_or_none(v) for v in np.abs(f.H[:, i, j])] for j in range(len(f.input_names))]
                                     for i in range(len(f.output_names))],
-                      "coherence_multiple": [[_num(v) for v in f.coherence_multiple[:, i]]
+                      "coherence_multiple": [[finite_or_none(v) for v in f.coherence_multiple[:, i]]
                                              for i in range(len(f.output_names))],
                       "valid": [[f.valid[:, i, j].tolist() for j in range(len(f.input_names))]
                                 for i in range(len(f.output_names))]}
@@ -168,17 +169,13 @@ def load_mdof_records(model: Any, args: argparse.Namespace) -> list[Any]:
     return out
 
 
-def _num(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
-
-
 def _fit_dict(fit: Any) -> dict[str, Any]:
     return {
         "success": fit.success, "message": fit.message, "free": list(fit.free), "records": list(fit.records),
-        "condition_number_scaled": _num(fit.condition), "weakest_direction": fit.weakest,
+        "condition_number_scaled": finite_or_none(fit.condition), "weakest_direction": fit.weakest,
         "undetermined": list(fit.undetermined), "elapsed_s": fit.elapsed_s, "iterations": fit.iterations,
-        "nfev": fit.nfev, "cost": _num(fit.cost), "reduced_chi2": _num(fit.s2),
-        "estimates": {e.name: {"value": e.value, "stderr": _num(e.stderr), "ci95": [_num(e.lower95), _num(e.upper95)],
+        "nfev": fit.nfev, "cost": finite_or_none(fit.cost), "reduced_chi2": finite_or_none(fit.s2),
+        "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.lower95), finite_or_none(e.upper95)],
                                "unit": e.unit} for e in fit.estimates if e.free},
     }
 
@@ -193,21 +190,21 @@ def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str
     for p in staged.parameters:
         e = est.get(p.name)
         se = e.stderr if e is not None and e.free else math.nan
-        params[p.name] = {"value": p.value, "stderr": _num(se), "ci95": [_num(p.value - 1.959963984540054 * se),
-                                                                          _num(p.value + 1.959963984540054 * se)],
-                          "rel_stderr": _num(abs(se / p.value) if p.value else math.nan), "unit": p.unit,
-                          "vary": bool(e is not None and e.free), "bounds": [_num(p.lower), _num(p.upper)],
+        params[p.name] = {"value": p.value, "stderr": finite_or_none(se), "ci95": [finite_or_none(p.value - 1.959963984540054 * se),
+                                                                          finite_or_none(p.value + 1.959963984540054 * se)],
+                          "rel_stderr": finite_or_none(abs(se / p.value) if p.value else math.nan), "unit": p.unit,
+                          "vary": bool(e is not None and e.free), "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)],
                           "notes": ["not determined by the records: held at its start value"]
                           if final is not None and p.name in final.undetermined else []}
-    channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": _num(c.fit_percent),
+    channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": finite_or_none(c.fit_percent),
                  "noise_sigma": c.sigma} for c in (final.channels if final is not None else ())]
     doc: dict[str, Any] = {
         "nlid_version": __version__, "success": staged.success, "message": staged.message, "method": "staged-output-error",
         "model": {"name": model.name, "dofs": list(model.dof_names), "inputs": list(model.used_inputs),
                   "outputs": list(model.output_dofs), "description": model.describe()},
         "parameters": params,
-        "metrics": {"cost": _num(final.cost) if final else None, "nfev": final.nfev if final else 0, "channels": channels},
-        "diagnostics": {"condition_number_scaled": _num(final.condition) if final else None,
+        "metrics": {"cost": finite_or_none(final.cost) if final else None, "nfev": final.nfev if final else 0, "channels": channels},
+        "diagnostics": {"condition_number_scaled": finite_or_none(final.condition) if final else None,
                         "weak_directions": [final.weakest] if final and final.weakest else [],
                         "strong_correlations": [{"a": a, "b": b, "rho": r} for a, b, r in final.correlations]
                         if final else []},
@@ -221,7 +218,7 @@ def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str
     }
     if validations:
         doc["validation"] = [{"record": v.record, "success": v.success, "message": v.message,
-                              "channels": [{"channel": n, "unit": u, "fit_percent": _num(f), "rmse": _num(r)}
+                              "channels": [{"channel": n, "unit": u, "fit_percent": finite_or_none(f), "rmse": finite_or_none(r)}
                                            for n, u, f, r in zip(v.names, v.units, v.fit_percent, v.rmse, strict=True)]}
                              for v in validations]
     return doc

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import ModelSpecError
+from .jsonsafe import finite_or_none
 from .models import ModelSettings, TermModel
 from .params import ParameterSet
 from .terms.base import TermDef
@@ -51,10 +52,6 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              " see the `terms` command), e.g. --free v_eps --bounds v_eps=1e-4:1e-1")
 
 
-def _bound(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def _term_document(term: TermDef) -> dict[str, Any]:
     return {
         "name": term.name,
@@ -62,7 +59,7 @@ def _term_document(term: TermDef) -> dict[str, Any]:
         "expr": term.expr,
         "force": term.force,
         "parameters": [
-            {"name": p.name, "unit": p.unit_text(), "lower": _bound(p.lower), "upper": _bound(p.upper),
+            {"name": p.name, "unit": p.unit_text(), "lower": finite_or_none(p.lower), "upper": finite_or_none(p.upper),
              "default": p.default, "fixed": p.fixed, "description": p.description}
             for p in term.params
         ],
@@ -350,5 +347,5 @@ def parameter_setup(params: ParameterSet) -> dict[str, dict[str, Any]]:
     params : ParameterSet
         Start values, bounds and fixed flags.
     """
-    return {p.name: {"start": p.value, "bounds": [_bound(p.lower), _bound(p.upper)], "fixed": not p.vary,
+    return {p.name: {"start": p.value, "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)], "fixed": not p.vary,
                      "unit": p.unit} for p in params}

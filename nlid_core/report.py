@@ -17,37 +17,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ._version import __version__
 from .estimate import FitResult
 from .identifiability import rank_summary
+from .jsonsafe import finite_or_none, json_safe
 from .metrics import percent_text, residual_kind
 from .quantity import quantity
 from .validation import ValidationResult
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text"]
-
-
-def _num(v: float) -> float | None:
-    return float(v) if v is not None and math.isfinite(v) else None
-
-
-def _clean(obj: Any) -> Any:
-    """Replace non-finite floats by None everywhere (JSON has no NaN or inf)."""
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, float) or (hasattr(obj, "dtype") and getattr(obj, "ndim", 1) == 0):
-        try:
-            val = float(obj)
-        except (TypeError, ValueError):
-            return obj
-        if isinstance(obj, (bool, np.bool_)):
-            return bool(obj)
-        return val if math.isfinite(val) else None
-    return obj
 
 
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
@@ -62,24 +40,24 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
         "equation": fit.equation(),
         "parameters": {e.name: e.to_dict() for e in fit.estimates},
         "metrics": {
-            "cost": _num(fit.cost),
+            "cost": finite_or_none(fit.cost),
             "nfev": fit.nfev,
             "channels": [m.to_dict() for m in fit.metrics],
         },
         "diagnostics": {
-            "condition_number_scaled": _num(unc.condition_number) if unc else None,
+            "condition_number_scaled": finite_or_none(unc.condition_number) if unc else None,
             "rank": unc.rank if unc else None,
             "n_estimated": len(unc.names) if unc else 0,
             "weak_directions": list(fit.weak_directions),
             "strong_correlations": [{"a": a, "b": b, "rho": rho} for a, b, rho in fit.correlated_pairs],
             "correlation": {
                 "names": list(unc.names),
-                "matrix": [[_num(v) for v in row] for row in unc.correlation],
+                "matrix": [[finite_or_none(v) for v in row] for row in unc.correlation],
             } if unc else None,
         },
         "initial_states": [
-            {"record": r.name, "x0": _num(r.x0[0]), "v0": _num(r.x0[1]),
-             "x0_stderr": _num(r.x0_stderr[0]), "v0_stderr": _num(r.x0_stderr[1]), "mode": r.x0_mode}
+            {"record": r.name, "x0": finite_or_none(r.x0[0]), "v0": finite_or_none(r.x0[1]),
+             "x0_stderr": finite_or_none(r.x0_stderr[0]), "v0_stderr": finite_or_none(r.x0_stderr[1]), "mode": r.x0_mode}
             for r in fit.records
         ],
         "stages": {k: dict(v) for k, v in fit.stages.items()},
@@ -98,7 +76,7 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
     if validations:
         vals = [v.to_dict() for v in validations]
         out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
-    return _clean(out)  # type: ignore[no-any-return]
+    return json_safe(out)  # type: ignore[no-any-return]
 
 
 def all_warnings(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> list[str]:

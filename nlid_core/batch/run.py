@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
+from ..jsonsafe import finite_or_none
 from .spec import BatchSpec, MonteCarloSpec, Variant, _build_model, check_work, variant_parameters
 
 if TYPE_CHECKING:
@@ -260,10 +261,10 @@ class ParameterCoverage:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as None)."""
-        return {"name": self.name, "truth": self.truth, "n": self.n, "mean": _num(self.mean),
-                "bias": _num(self.bias), "spread": _num(self.spread), "mean_stderr": _num(self.mean_stderr),
-                "coverage": _num(self.coverage), "coverage_se": _num(self.coverage_se), "nominal": self.nominal,
-                "band": [_num(self.band[0]), _num(self.band[1])], "within_band": self.within_band}
+        return {"name": self.name, "truth": self.truth, "n": self.n, "mean": finite_or_none(self.mean),
+                "bias": finite_or_none(self.bias), "spread": finite_or_none(self.spread), "mean_stderr": finite_or_none(self.mean_stderr),
+                "coverage": finite_or_none(self.coverage), "coverage_se": finite_or_none(self.coverage_se), "nominal": self.nominal,
+                "band": [finite_or_none(self.band[0]), finite_or_none(self.band[1])], "within_band": self.within_band}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -312,8 +313,8 @@ class GridRow:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN as None)."""
         return {"key": self.key, "record": self.record, "variant": self.variant, "success": self.success,
-                "message": self.message, "cost": _num(self.cost),
-                "parameters": {k: {"value": _num(v), "stderr": _num(self.stderr.get(k, math.nan))}
+                "message": self.message, "cost": finite_or_none(self.cost),
+                "parameters": {k: {"value": finite_or_none(v), "stderr": finite_or_none(self.stderr.get(k, math.nan))}
                                for k, v in self.values.items()}}
 
 
@@ -387,10 +388,6 @@ class BatchResult:
                 "elapsed_s": self.elapsed_s, "runner": self.runner, "workers": self.workers,
                 "monte_carlo": self.monte_carlo.to_dict() if self.monte_carlo else None,
                 "grid": [r.to_dict() for r in self.grid]}
-
-
-def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
 def _float(v: Any) -> float:
@@ -535,10 +532,10 @@ def run_monte_carlo_item(item: MonteCarloItem) -> ItemOutcome:
         truth = float(d.truth[e.name])
         lo, hi = float(e.ci[0]), float(e.ci[1])
         ok = math.isfinite(lo) and math.isfinite(hi)
-        params[e.name] = {"value": float(e.value), "stderr": _num(e.stderr),
-                          "ci95": [_num(lo), _num(hi)], "truth": truth, "covers": bool(ok and lo <= truth <= hi)}
+        params[e.name] = {"value": float(e.value), "stderr": finite_or_none(e.stderr),
+                          "ci95": [finite_or_none(lo), finite_or_none(hi)], "truth": truth, "covers": bool(ok and lo <= truth <= hi)}
     result = {"success": bool(fit.success), "message": str(fit.message), "method": fit.method, "seed": seed_doc,
-              "cost": _num(fit.cost), "nfev": int(fit.nfev), "confidence": fit.options.confidence,
+              "cost": finite_or_none(fit.cost), "nfev": int(fit.nfev), "confidence": fit.options.confidence,
               "parameters": params}
     return ItemOutcome(key=item.key, label=item.label, config=config, result=result, success=bool(fit.success),
                        message=str(fit.message))

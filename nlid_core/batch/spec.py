@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonsafe import finite_or_none
 from ..tomlfile import read_toml
 from ..errors import DataValidationError, ModelSpecError
 
@@ -151,7 +152,7 @@ class Variant:
             "sample_step": self.sample_step, "force_threshold": self.force_threshold,
             "differentiator": self.differentiator, "v_eps": self.v_eps, "gap": self.gap,
             "start": dict(self.start), "fix": dict(self.fix),
-            "bounds": {k: [_finite_or_none(lo), _finite_or_none(hi)] for k, (lo, hi) in self.bounds.items()},
+            "bounds": {k: [finite_or_none(lo), finite_or_none(hi)] for k, (lo, hi) in self.bounds.items()},
             "free": list(self.free), "max_nfev": self.max_nfev, "confidence": self.confidence,
         }
 
@@ -290,10 +291,6 @@ class BatchSpec:
 
 
 # ----------------------------------------------------------------------------- value checks
-
-
-def _finite_or_none(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
 
 
 def _where(table: str, key: str) -> str:

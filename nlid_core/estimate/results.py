@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..identifiability import Uncertainty
+from ..jsonsafe import finite_or_none
 from ..metrics import ChannelMetrics
 from ..models import TermModel
 from ..params import ParameterSet
@@ -43,19 +44,15 @@ class ParameterEstimate:
     def to_dict(self) -> dict[str, object]:
         return {
             "value": self.value,
-            "stderr": _finite_or_none(self.stderr),
-            "ci95": [_finite_or_none(self.ci[0]), _finite_or_none(self.ci[1])],
-            "rel_stderr": _finite_or_none(self.rel_stderr),
+            "stderr": finite_or_none(self.stderr),
+            "ci95": [finite_or_none(self.ci[0]), finite_or_none(self.ci[1])],
+            "rel_stderr": finite_or_none(self.rel_stderr),
             "unit": self.unit,
             "vary": self.vary,
-            "bounds": [_finite_or_none(self.lower), _finite_or_none(self.upper)],
+            "bounds": [finite_or_none(self.lower), finite_or_none(self.upper)],
             "flags": list(self.flags),
             "notes": list(self.notes),
         }
-
-
-def _finite_or_none(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
 
 
 @dataclass(frozen=True, kw_only=True)

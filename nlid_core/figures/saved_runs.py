@@ -9,13 +9,10 @@ from collections.abc import Sequence
 import plotly.graph_objects as go  # type: ignore[import-untyped]
 
 from ..errors import DataValidationError
+from ..jsonsafe import finite_or_none
 from .common import COLORS, _finish, _label, _text
 
 __all__ = ["fig_parameter_across_runs", "fig_monte_carlo_estimates"]
-
-
-def _finite_or_none(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 def fig_parameter_across_runs(labels: Sequence[str], values: Sequence[float], stderrs: Sequence[float], *,
@@ -58,8 +55,8 @@ def fig_parameter_across_runs(labels: Sequence[str], values: Sequence[float], st
     for lab in labels:
         seen[lab] = seen.get(lab, 0) + 1
         ticks.append(_text(lab) if seen[lab] == 1 else _text(f"{lab} ({seen[lab]})"))
-    vals = [_finite_or_none(float(v)) for v in values]
-    errs = [_finite_or_none(float(e)) if v is not None else None for v, e in zip(vals, stderrs)]
+    vals = [finite_or_none(float(v)) for v in values]
+    errs = [finite_or_none(float(e)) if v is not None else None for v, e in zip(vals, stderrs)]
     fig = go.Figure(go.Scatter(
         x=ticks, y=vals, mode="markers", marker={"size": 10, "color": COLORS[0]},
         error_y={"type": "data", "array": [e if e is not None else 0.0 for e in errs], "visible": True,

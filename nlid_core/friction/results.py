@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelSpecError
 from ..estimate import ParameterEstimate
+from ..jsonsafe import finite_or_none
 from ..models import TermModel
 from ..params import FloatArray
 from .plateaus import PlateauDetection
@@ -107,7 +108,7 @@ class Stage:
         return {
             "name": self.name, "records": list(self.records), "estimated": list(self.estimated),
             "fixed": {k: {"value": v, "from": s} for k, (v, s) in self.fixed.items()}, "why": self.why,
-            "values": dict(self.values), "stderr": {k: _num(v) for k, v in self.stderr.items()},
+            "values": dict(self.values), "stderr": {k: finite_or_none(v) for k, v in self.stderr.items()},
             "success": self.success, "message": self.message, "nfev": self.nfev, "time_s": self.time_s,
             "notes": list(self.notes),
         }
@@ -201,28 +202,23 @@ class FrictionResult:
             "equation": self.model.equation(self.values),
             "parameters": {e.name: e.to_dict() for e in self.estimates},
             "diagnostics": {
-                "condition_number_scaled": _num(self.condition_number),
+                "condition_number_scaled": finite_or_none(self.condition_number),
                 "n_estimated": len(self.correlation_names),
                 "correlation": {"names": list(self.correlation_names),
-                                "matrix": [[_num(v) for v in row] for row in self.correlation]},
+                                "matrix": [[finite_or_none(v) for v in row] for row in self.correlation]},
             },
             "stages": [s.to_dict() for s in self.stages],
             "plateaus": [{"record": d.record, "message": d.message, "noise_v": d.noise_v,
                           "points": [p.to_dict() for p in d.plateaus]} for d in self.plateaus],
             "curves": {k: c.to_dict() for k, c in self.curves.items()},
             "presliding": [{"record": p.record, "x_offset": p.x_offset, "max_force": p.max_force,
-                            "nrmse": _num(p.nrmse)} for p in self.presliding],
+                            "nrmse": finite_or_none(p.nrmse)} for p in self.presliding],
             "verdict": self.verdict,
             "evidence": dict(self.evidence),
             "options": {"confidence": self.confidence},
             "timing": dict(self.timing),
             "warnings": list(self.warnings),
         }
-
-
-def _num(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
-
 
 
 @dataclass(frozen=True, kw_only=True)

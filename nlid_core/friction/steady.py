@@ -27,6 +27,7 @@ from scipy import stats
 from scipy.optimize import least_squares
 
 from ..errors import ModelSpecError
+from ..jsonsafe import finite_or_none
 from ..params import FloatArray
 from .plateaus import Plateau
 
@@ -125,15 +126,11 @@ class CurveFit:
             "success": self.success, "message": self.message, "curve": self.curve,
             "formula": CURVES[self.curve].formula,
             "parameters": {
-                n: {"value": float(v), "stderr": _num(s), "ci95": [_num(c[0]), _num(c[1])], "unit": u}
+                n: {"value": float(v), "stderr": finite_or_none(s), "ci95": [finite_or_none(c[0]), finite_or_none(c[1])], "unit": u}
                 for n, u, v, s, c in zip(self.names, self.units, self.values, self.stderr, self.ci, strict=True)
             },
-            "chi2": _num(self.chi2), "dof": self.dof, "rms_n": _num(self.rms_n), "aic": _num(self.aic),
+            "chi2": finite_or_none(self.chi2), "dof": self.dof, "rms_n": finite_or_none(self.rms_n), "aic": finite_or_none(self.aic),
         }
-
-
-def _num(v: float) -> float | None:
-    return float(v) if math.isfinite(v) else None
 
 
 def _starts(name: str, v: FloatArray, f: FloatArray) -> list[FloatArray]:

@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, stats
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
+from ..jsonsafe import finite_or_none
 from .pendulum import PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, simulate
 
 __all__ = ["ParameterEstimate", "DeterministicFit", "identify_trajectory", "start_angles", "check_trajectory",
@@ -127,16 +128,13 @@ class DeterministicFit:
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: parameters (value, stderr, ci95, unit), fixed values and the figures of merit."""
-        def num(v: float) -> float | None:
-            return float(v) if math.isfinite(v) else None
-
         return {"success": self.success, "message": self.message, "method": self.method,
-                "parameters": {p.name: {"value": p.value, "stderr": num(p.stderr),
-                                        "ci95": [num(p.ci95[0]), num(p.ci95[1])], "unit": p.unit}
+                "parameters": {p.name: {"value": p.value, "stderr": finite_or_none(p.stderr),
+                                        "ci95": [finite_or_none(p.ci95[0]), finite_or_none(p.ci95[1])], "unit": p.unit}
                                for p in self.parameters},
-                "fixed": dict(self.fixed), "rms_m": num(self.rms_m), "cost_m2": num(self.cost),
+                "fixed": dict(self.fixed), "rms_m": finite_or_none(self.rms_m), "cost_m2": finite_or_none(self.cost),
                 "forward_runs": self.forward_runs, "elapsed_s": self.elapsed_s,
-                "condition_number": num(self.condition_number)}
+                "condition_number": finite_or_none(self.condition_number)}
 
 
 def check_trajectory(t: ArrayLike, x_b: ArrayLike, y_b: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray, float]:

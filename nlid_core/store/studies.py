@@ -32,7 +32,6 @@ import datetime as _dt
 import hashlib
 import io
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ..errors import DataValidationError
+from ..jsonsafe import json_safe
 from ..record import Record, from_channels
 from .db import Store
 from .schema import MAX_ITEM_KEY_LENGTH, MAX_NAME_LENGTH, MAX_OWNER_LENGTH, records, runs, shares, studies, study_records
@@ -223,22 +223,11 @@ def _json_default(obj: object) -> Any:
     raise TypeError(type(obj).__name__)
 
 
-def _clean(obj: Any) -> Any:
-    """Non-finite floats to None, recursively (strict JSON)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_clean(v) for v in obj]
-    return obj
-
-
 def to_json(value: Any, argument: str) -> str:
     """Canonical strict JSON of ``value`` (sorted keys, NaN/inf as null); raise naming ``argument``."""
     try:
         plain = json.loads(json.dumps(value, default=_json_default))
-        return json.dumps(_clean(plain), sort_keys=True, separators=(",", ":"), allow_nan=False,
+        return json.dumps(json_safe(plain), sort_keys=True, separators=(",", ":"), allow_nan=False,
                           ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise DataValidationError(f"`{argument}` is not JSON-serialisable: {exc}") from None
