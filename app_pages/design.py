@@ -17,7 +17,7 @@ from nlid_core.excitation import (
 )
 from nlid_core.grids import design_search_grid, step_frequencies, step_levels
 from nlid_core.models import TermModel
-from nlid_core.studies import (
+from nlid_core.analysis import (
     compare_designs,
     design_defaults,
     design_seconds,

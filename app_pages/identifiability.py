@@ -9,7 +9,7 @@ from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
 from nlid_core.grids import log_grid
-from nlid_core.studies import (
+from nlid_core.analysis import (
     duration_text,
     fit_seconds,
     multistart,

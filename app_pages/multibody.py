@@ -13,7 +13,7 @@ from app_support.text import esc
 from nlid_core.errors import NlidError
 from nlid_core.figures import multibody as mfig
 from nlid_core.multibody.interval import forward_run_count
-from nlid_core.studies.estimates import duration_text
+from nlid_core.analysis.estimates import duration_text
 
 st.title("Multibody & interval")
 state.show_notice()

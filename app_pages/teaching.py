@@ -17,7 +17,7 @@ from nlid_core.figures.fits import fit_units
 from nlid_core.friction.experiments import FRICTION_EXAMPLES
 from nlid_core.models import TermModel
 from nlid_core.terms import REGISTRY, baseline_terms
-from nlid_core.studies import chirp_design, predict_uncertainty
+from nlid_core.analysis import chirp_design, predict_uncertainty
 from nlid_core.validation import validate
 
 st.title("Teaching mode")

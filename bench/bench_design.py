@@ -7,7 +7,7 @@ two designs are compared:
 * the seed's 10 N chirp 0.5 → 5 Hz over 12 s at 500 Hz;
 * a 30 N chirp 0.5 → 10 Hz (same length and rate).
 
-``nlid_core.studies.predict_uncertainty`` predicts each parameter's standard
+``nlid_core.analysis.predict_uncertainty`` predicts each parameter's standard
 error from the simulated sensitivities (Cramér-Rao bound);
 ``monte_carlo_check`` simulates the clean response once (solve_ivp DOP853),
 adds noise ``N_RUNS`` times and identifies each noisy test by output error.
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nlid_core.examples import SEED_TRUTH  # noqa: E402
 from nlid_core.simulate import warm_up  # noqa: E402
-from nlid_core.studies import chirp_design, monte_carlo_check  # noqa: E402
+from nlid_core.analysis import chirp_design, monte_carlo_check  # noqa: E402
 
 TERMS = "m0,m1,c1,c2,k1,k3"
 NOISE_SD = 4e-4

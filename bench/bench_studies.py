@@ -40,8 +40,8 @@ from nlid_core.io import load_record  # noqa: E402
 from nlid_core.models import TermModel  # noqa: E402
 from nlid_core.record import Record  # noqa: E402
 from nlid_core.simulate import warm_up  # noqa: E402
-from nlid_core.studies import StructureCheck, structure_check, structure_variants  # noqa: E402
-from nlid_core.studies.structure import _recommendation, _usable, _variant  # noqa: E402
+from nlid_core.analysis import StructureCheck, structure_check, structure_variants  # noqa: E402
+from nlid_core.analysis.structure import _recommendation, _usable, _variant  # noqa: E402
 
 SILVERBOX_FS = 1e7 / 2**14
 

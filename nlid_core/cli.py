@@ -644,7 +644,7 @@ def _excitation(args: argparse.Namespace) -> int:
 
 
 def _design(args: argparse.Namespace) -> int:
-    from .studies import chirp_design, predict_uncertainty, suggest_design
+    from .analysis import chirp_design, predict_uncertainty, suggest_design
 
     _check_length(args.duration, args.fs)
     truth = _numbers(args.truth, "--truth")

@@ -332,7 +332,7 @@ def test_validation_of_a_volt_record_carries_volt_units_for_simulated_channels(v
 def test_design_comparison_draws_undetermined_parameters_at_the_cap():
     from types import SimpleNamespace
 
-    from nlid_core.figures.studies import fig_design_comparison
+    from nlid_core.figures.analysis import fig_design_comparison
 
     pred = SimpleNamespace(label="chirp", names=("m", "k"), rel_stderr=(0.02, 1.4e14), success=True)
     bars = fig_design_comparison([pred]).data[0]

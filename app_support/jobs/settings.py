@@ -23,7 +23,7 @@ NICE = 5
 POLL_S = 0.1  # how often the server looks for messages and for a cancel request
 PROGRESS_EVERY_S = 0.1  # the worker sends at most this often (plus every change of stage)
 # Modules every worker needs, imported once in the forkserver.
-PRELOAD = ("nlid_core.estimate", "nlid_core.studies", "nlid_core.examples", "nlid_core.validation")
+PRELOAD = ("nlid_core.estimate", "nlid_core.analysis", "nlid_core.examples", "nlid_core.validation")
 
 
 class JobError(RuntimeError):

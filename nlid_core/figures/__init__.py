@@ -16,7 +16,7 @@ helpers, :func:`decimate_for_plot`, :func:`fig_to_html`),
 :mod:`~nlid_core.figures.records` (records and excitation signals),
 :mod:`~nlid_core.figures.evidence` (evidence of nonlinearity),
 :mod:`~nlid_core.figures.fits` (fit and validation results),
-:mod:`~nlid_core.figures.studies` (identifiability and test design) and
+:mod:`~nlid_core.figures.analysis` (identifiability and test design) and
 :mod:`~nlid_core.figures.multibody` (the flexible double pendulum: animation, interval bounds, swarms).
 
 This package is the only part of ``nlid_core`` that imports plotly, and
@@ -54,7 +54,7 @@ from .multibody import (
     fig_tip_trajectory,
 )
 from .records import fig_derivative_check, fig_excitation, fig_hysteresis, fig_record
-from .studies import fig_correlation, fig_design_comparison, fig_lcurve, fig_profile, fig_sensitivity
+from .analysis import fig_correlation, fig_design_comparison, fig_lcurve, fig_profile, fig_sensitivity
 
 __all__ = [
     "TEMPLATE",

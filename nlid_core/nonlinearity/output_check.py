@@ -18,7 +18,7 @@ enough, else on the estimation segment. Long records are cut to ``OE_MAX_SAMPLES
 samples, so the check takes a few seconds at most. An *offset* term (a constant force, ``f0``) may
 be a candidate as well: it is not a nonlinearity, but a record with a DC level needs it before any
 term can reach the noise; the Identifiability page's structure check
-(:mod:`nlid_core.studies.structure`) is the full version (every term removed and added, AIC/BIC,
+(:mod:`nlid_core.analysis.structure`) is the full version (every term removed and added, AIC/BIC,
 all samples).
 """
 

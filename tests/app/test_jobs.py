@@ -225,7 +225,7 @@ def _raise_stop() -> None:
 
 
 def test_a_study_in_a_worker_reports_each_refit(seed_record):
-    from nlid_core.studies import structure_check
+    from nlid_core.analysis import structure_check
 
     fit = identify(seed_record, TERMS)
     job = jobs.Job(structure_check, (seed_record, fit.model, fit.options),

@@ -64,7 +64,7 @@ def fig_design_comparison(predictions: Sequence[Any], *, title: str | None = Non
     Parameters
     ----------
     predictions : sequence of DesignPrediction
-        From :func:`nlid_core.studies.compare_designs` (objects with ``label``, ``names``,
+        From :func:`nlid_core.analysis.compare_designs` (objects with ``label``, ``names``,
         ``rel_stderr`` and ``success``).
     title : str or None
         Figure title.
@@ -93,7 +93,7 @@ def fig_sensitivity(study: Any, *, title: str | None = None) -> go.Figure:
     Parameters
     ----------
     study : SensitivityStudy
-        From :func:`nlid_core.studies.sensitivity_study` (``names``, ``window_edges``, ``window_energy``,
+        From :func:`nlid_core.analysis.sensitivity_study` (``names``, ``window_edges``, ``window_energy``,
         ``band_edges_hz``, ``band_energy``).
     title : str or None
         Figure title.
@@ -136,7 +136,7 @@ def fig_profile(profile: Any, *, unit: str = "", title: str | None = None) -> go
     Parameters
     ----------
     profile : Profile
-        From :func:`nlid_core.studies.profile_likelihood` (``grid``, ``delta_chi2``, ``threshold``,
+        From :func:`nlid_core.analysis.profile_likelihood` (``grid``, ``delta_chi2``, ``threshold``,
         ``interval``, ``wald_interval``, ``estimate``, ``name``).
     unit : str
         Unit of the parameter.
@@ -166,7 +166,7 @@ def fig_lcurve(path: Any, *, title: str | None = None) -> go.Figure:
     Parameters
     ----------
     path : RegularisationPath
-        From :func:`nlid_core.studies.regularisation_path` (``lambdas``, ``residual_norm``,
+        From :func:`nlid_core.analysis.regularisation_path` (``lambdas``, ``residual_norm``,
         ``deviation_norm``, ``corner_index``).
     title : str or None
         Figure title.

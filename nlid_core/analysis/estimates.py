@@ -12,7 +12,7 @@ A study of :math:`k` refits costs about :math:`k` times the refit's share:
 a multi-start run is a fit (:math:`1.2\,t_f` with its segmented start), a
 profile point a warm output-error fit (:data:`PROFILE_EVALS` evaluations), a
 structure variant a warm fit of at most
-:data:`~nlid_core.studies.structure.WARM_NFEV` evaluations (on average
+:data:`~nlid_core.analysis.structure.WARM_NFEV` evaluations (on average
 :data:`STRUCTURE_EVALS`, plus its validation) and a close call twice that, a
 Monte Carlo run an output-error fit of the design (:data:`MC_EVALS`
 predictions); a refit also has a fixed cost (:data:`REFIT_OVERHEAD_S`). The
@@ -105,7 +105,7 @@ def design_seconds(prediction_s: float, study: str, count: int = 1, *, length_ra
     Parameters
     ----------
     prediction_s : float
-        Seconds of one :func:`~nlid_core.studies.predict_uncertainty` of the current design.
+        Seconds of one :func:`~nlid_core.analysis.predict_uncertainty` of the current design.
     study : {"search", "monte carlo"}
         A chirp search of ``count`` designs, or a Monte Carlo check of ``count`` runs.
     count : int

@@ -1,4 +1,4 @@
-"""Identifiability studies and experiment design (nlid_core.studies)."""
+"""Identifiability studies and experiment design (nlid_core.analysis)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from nlid_core import studies
+from nlid_core import analysis
 from nlid_core.errors import ModelSpecError
 from nlid_core.estimate import FitOptions, equation_error, identify
 from nlid_core.examples import SEED_TRUTH, make_example
 from nlid_core.models import TermModel
-from nlid_core.studies import (
+from nlid_core.analysis import (
     chirp_design,
     compare_designs,
     monte_carlo_check,
@@ -39,8 +39,8 @@ def seed_fit(seed_record):
 # --------------------------------------------------------------------------- API rules
 def test_public_functions_name_every_parameter_in_their_docstring():
     missing = {}
-    for name in studies.__all__:
-        obj = getattr(studies, name)
+    for name in analysis.__all__:
+        obj = getattr(analysis, name)
         if inspect.isfunction(obj):
             doc = inspect.getdoc(obj) or ""
             absent = [p for p in inspect.signature(obj).parameters
@@ -222,7 +222,7 @@ def test_structure_check_reports_each_refit_and_reuses_the_given_fit(seed_record
                          progress=progress)
     assert sc.success and sc.base.start == "given fit" and sc.base.cost == seed_fit.cost
     labels = [v.label for v in sc.variants]
-    assert labels == [label for label, *_ in studies.structure_variants(SEED_TERMS, ("f0",))]
+    assert labels == [label for label, *_ in analysis.structure_variants(SEED_TERMS, ("f0",))]
     n = len(labels) + 1
     for i, label in enumerate(labels, start=2):
         assert any(m.startswith(f"refit {label} ({i} of {n})") for _, _, m in calls), label
@@ -267,21 +267,21 @@ def test_multistart_and_profile_report_progress():
 
 
 def test_study_time_estimates_scale_with_the_work_and_read_well(seed_fit):
-    one = studies.study_seconds(seed_fit, "multistart", 1)
-    assert studies.study_seconds(seed_fit, "multistart", 10) == pytest.approx(10 * one)
-    assert one == pytest.approx(1.2 * studies.fit_seconds(seed_fit) + studies.estimates.REFIT_OVERHEAD_S)
-    assert 0 < studies.evaluation_seconds(seed_fit) <= studies.fit_seconds(seed_fit)
-    assert studies.study_seconds(seed_fit, "structure", 8) > studies.study_seconds(seed_fit, "structure", 2)
+    one = analysis.study_seconds(seed_fit, "multistart", 1)
+    assert analysis.study_seconds(seed_fit, "multistart", 10) == pytest.approx(10 * one)
+    assert one == pytest.approx(1.2 * analysis.fit_seconds(seed_fit) + analysis.estimates.REFIT_OVERHEAD_S)
+    assert 0 < analysis.evaluation_seconds(seed_fit) <= analysis.fit_seconds(seed_fit)
+    assert analysis.study_seconds(seed_fit, "structure", 8) > analysis.study_seconds(seed_fit, "structure", 2)
     with pytest.raises(ModelSpecError, match="unknown `study`"):
-        studies.study_seconds(seed_fit, "bootstrap")
-    assert [studies.duration_text(s) for s in (0.5, 7.4, 41.0, 185.0, 5400.0, float("nan"))] == [
+        analysis.study_seconds(seed_fit, "bootstrap")
+    assert [analysis.duration_text(s) for s in (0.5, 7.4, 41.0, 185.0, 5400.0, float("nan"))] == [
         "under 2 s", "about 7 s", "about 40 s", "about 3 min", "about 1.5 h", "an unknown time"]
-    assert studies.design_seconds(0.1, "search", 18) == pytest.approx(2 * studies.design_seconds(0.1, "search", 9))
-    assert studies.design_seconds(0.1, "monte carlo", 40) > studies.design_seconds(0.1, "monte carlo", 4)
+    assert analysis.design_seconds(0.1, "search", 18) == pytest.approx(2 * analysis.design_seconds(0.1, "search", 9))
+    assert analysis.design_seconds(0.1, "monte carlo", 40) > analysis.design_seconds(0.1, "monte carlo", 4)
 
 
 def test_percentages_keep_sensible_digits():
-    assert [studies.format_percent(x) for x in (0.000123, 0.637144, 12.3, float("inf"))] == [
+    assert [analysis.format_percent(x) for x in (0.000123, 0.637144, 12.3, float("inf"))] == [
         "0.0123 %", "63.7 %", "1230 %", "not determined"]
 
 
@@ -289,14 +289,14 @@ def test_design_defaults_follow_a_volt_record_and_its_fit():
     rec = make_example("seed", overrides={"terms": {"m0": 2.0, "c1": 0.5, "k1": 800.0}, "seed": 5})
     volts = dataclasses.replace(rec, units={**rec.units, "f": "V", "x": "V", "v": "V/s", "a": "V/s^2"})
     fit = identify(volts, "m0,c1,k1")
-    d = studies.design_defaults(volts, fit)
+    d = analysis.design_defaults(volts, fit)
     assert d.from_record and (d.force_unit, d.x_unit, d.fs_hz) == ("V", "V", volts.fs)
     assert d.amplitude == pytest.approx(float(np.max(np.abs(volts.f))), rel=0.05)
     res = fit.records[0].predicted["x"] - fit.records[0].measured["x"]
     assert d.noise_sd == pytest.approx(float(np.sqrt(np.mean(res**2))), rel=0.05)
-    assert 0 < d.f_start_hz < d.f_end_hz <= volts.fs / 5 and d.duration_s <= studies.design.MAX_DEFAULT_DURATION_S
+    assert 0 < d.f_start_hz < d.f_end_hz <= volts.fs / 5 and d.duration_s <= analysis.design.MAX_DEFAULT_DURATION_S
     assert "V" in d.message and "residual" in d.message
-    seed = studies.design_defaults()
+    seed = analysis.design_defaults()
     assert not seed.from_record and (seed.force_unit, seed.x_unit, seed.fs_hz) == ("N", "m", 500.0)
     sg = suggest_design("m0,c1,k1", fit.values, noise_sd=d.noise_sd, duration_s=4.0, fs_hz=volts.fs,
                         amplitudes=(d.amplitude,), bands=((d.f_start_hz, d.f_end_hz),), force_unit="V")
