@@ -180,22 +180,42 @@ def _fit_dict(fit: Any) -> dict[str, Any]:
     }
 
 
+def _parameter_doc(p: Any, e: Any, final: Any) -> dict[str, Any]:
+    """One parameter as in every ``identify`` JSON: the interval the fit reports (Student-t, plus the integration
+    error's shift), and the single-DOF flags (``fixed``, ``at_bound``, ``unidentifiable``, ``strongly_correlated``)."""
+    from .identifiability import RSE_LIMIT
+
+    free = e is not None and e.free
+    se = e.stderr if free else math.nan
+    lo, hi = (e.lower95, e.upper95) if free else (math.nan, math.nan)
+    rse = abs(se / p.value) if p.value else math.nan
+    flags, notes = [], []
+    undetermined = final is not None and p.name in final.undetermined
+    if not free:
+        flags.append("fixed")
+    if undetermined:
+        notes.append("not determined by the records: held at its start value")
+    if free and any(math.isfinite(b) and abs(p.value - b) <= 1e-9 * max(abs(b), 1e-300) for b in (p.lower, p.upper)):
+        flags.append("at_bound")
+    if undetermined or (free and not (math.isfinite(rse) and rse <= RSE_LIMIT)):
+        flags.append("unidentifiable")
+    partners = [f"{b if a == p.name else a} ({rho:+.3f})" for a, b, rho in (final.correlations if final else ())
+                if p.name in (a, b)]
+    if free and partners:
+        flags.append("strongly_correlated")
+        notes.append("strongly correlated with " + ", ".join(partners))
+    return {"value": p.value, "stderr": finite_or_none(se), "ci95": [finite_or_none(lo), finite_or_none(hi)],
+            "rel_stderr": finite_or_none(rse), "unit": p.unit, "vary": free,
+            "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)], "flags": flags, "notes": notes}
+
+
 def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str, Any]:
     """The JSON document of a staged multi-DOF identification."""
     from ._version import __version__
 
     final = staged.final
     est = {e.name: e for e in final.estimates} if final is not None else {}
-    params = {}
-    for p in staged.parameters:
-        e = est.get(p.name)
-        se = e.stderr if e is not None and e.free else math.nan
-        params[p.name] = {"value": p.value, "stderr": finite_or_none(se), "ci95": [finite_or_none(p.value - 1.959963984540054 * se),
-                                                                          finite_or_none(p.value + 1.959963984540054 * se)],
-                          "rel_stderr": finite_or_none(abs(se / p.value) if p.value else math.nan), "unit": p.unit,
-                          "vary": bool(e is not None and e.free), "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)],
-                          "notes": ["not determined by the records: held at its start value"]
-                          if final is not None and p.name in final.undetermined else []}
+    params = {p.name: _parameter_doc(p, est.get(p.name), final) for p in staged.parameters}
     channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": finite_or_none(c.fit_percent),
                  "noise_sigma": c.sigma} for c in (final.channels if final is not None else ())]
     doc: dict[str, Any] = {

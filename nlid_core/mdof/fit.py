@@ -36,12 +36,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
-from ..identifiability import CORR_LIMIT
+from ..identifiability import CORR_LIMIT, uncertainty_from_jacobian
 from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_shift, record_error
 from .data import MdofRecord
 from .spec import MdofModel
@@ -811,53 +810,39 @@ def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx
     weakest_vec: tuple[tuple[str, float], ...] = ()
     correlations: list[tuple[str, str, float]] = []
     se = np.full(nf, np.nan)
+    half = np.full(nf, np.nan)
     if nf:
+        # the parameters' information with the initial states eliminated, S = RᵀR, through the one uncertainty
+        # path of every estimator (column equilibration, rank threshold, Student-t intervals, correlations)
         s_mat = _schur(a, nf)
-        # a column the data do not see has a (rounding-level, even negative) diagonal: floor it relative to the
-        # largest, so the equilibration cannot overflow; what is still not finite counts as undetermined
-        diag = np.diag(s_mat)
-        top = float(np.max(np.abs(diag))) if np.all(np.isfinite(diag)) else math.inf
-        d = np.sqrt(np.maximum(diag, 1e-30 * top if 0 < top < math.inf else 1e-300))
-        with np.errstate(over="ignore", invalid="ignore"):
-            eq = s_mat / np.outer(d, d)
-        eq = np.where(np.isfinite(eq), eq, 0.0)
-        try:
-            w, v = np.linalg.eigh(0.5 * (eq + eq.T))
-        except np.linalg.LinAlgError:  # nothing can be said about any direction
-            w, v = np.zeros(nf), np.eye(nf)
-        w_max = float(w.max())
-        keep = w > RANK_TOL * max(w_max, 1e-300)
-        cond = math.sqrt(w_max / w[0]) if w[0] > 0 else math.inf
-        vec = v[:, 0]
+        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))  # equilibrated first: S = D·Se·D, so R = sqrt(W)·Vᵀ·D
+        w, v = np.linalg.eigh(0.5 * (s_mat + s_mat.T) / np.outer(d, d))
+        factor = np.sqrt(np.maximum(w, 0.0))[:, None] * v.T * d[None, :]
+        unc = uncertainty_from_jacobian(factor, np.zeros(nf), free, sigma2=s2, dof=dof, rank_rtol=math.sqrt(RANK_TOL))
+        sv = unc.singular_values
+        cond = unc.condition_number if math.isfinite(unc.condition_number) else (
+            float(sv[0] / sv[-1]) if sv.size and sv[-1] > 0 else math.inf)
+        vec = unc.directions[:, -1]
         order = np.argsort(-np.abs(vec))
         weakest_vec = tuple((free[i], float(vec[i])) for i in order if abs(vec[i]) > 0.05)
-        cov_eq = (v[:, keep] / w[keep]) @ v[:, keep].T
-        cov_scaled = cov_eq / np.outer(d, d) * s2
-        var = np.diag(cov_scaled).copy()
-        rank_def = ~keep
-        if rank_def.any():  # parameters in undetermined directions get an infinite error
-            bad = np.any(np.abs(v[:, rank_def]) > 0.1, axis=1)
-            var[bad] = np.inf
-        se = np.sqrt(np.maximum(var, 0.0)) * scale
-        dg = np.sqrt(np.maximum(np.diag(cov_eq), 1e-300))
-        corr = cov_eq / np.outer(dg, dg)
+        se = unc.stderr * scale
+        half = unc.ci_halfwidth * scale
         for i in range(nf):
             for j in range(i + 1, nf):
-                if abs(corr[i, j]) > CORR_LIMIT:
-                    correlations.append((free[i], free[j], float(corr[i, j])))
+                if abs(unc.correlation[i, j]) > CORR_LIMIT:
+                    correlations.append((free[i], free[j], float(unc.correlation[i, j])))
         correlations.sort(key=lambda c: -abs(c[2]))
     theta = np.array([params[n].value for n in model.param_names])
     theta[free_idx] = state.x * scale
     new_params = params.with_values(dict(zip(model.param_names, theta.tolist(), strict=True)))
     estimates = []
-    tq = float(special.stdtrit(dof, 0.975))  # Student-t quantile, as in every other estimator
     extra = np.zeros(nf) if bias is None else bias * scale
     for p in new_params:
         if p.name in free:
             k = free.index(p.name)
-            half = tq * se[k] + extra[k]
+            width = half[k] + extra[k]
             estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
-                                      lower95=float(p.value - half), upper95=float(p.value + half)))
+                                      lower95=float(p.value - width), upper95=float(p.value + width)))
         else:
             estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
     channels = []
