@@ -703,7 +703,7 @@ class BatchView:
 def _spec_units(spec_toml: str) -> dict[str, str]:
     """Units of a Monte Carlo spec's model parameters (force in N, displacement in m); empty when the spec
     cannot be read."""
-    from nlid_core._cli_model import build_model
+    from nlid_core.modeltext import build_model
     from nlid_core.tomlfile import read_toml
 
     try:

@@ -73,7 +73,7 @@ def format_friction_report(result: Any) -> str:
 
 def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
     """Run ``friction identify``: (exit status: 0 on success, 1 when a stage failed; the FrictionResult)."""
-    from ._cli_model import parse_values
+    from .modeltext import parse_values
     from .friction.staged import FrictionOptions, identify_friction
     from .guard import load_records_guarded
 

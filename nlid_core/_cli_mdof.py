@@ -321,7 +321,7 @@ def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any
 
 def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarray]]:
     """``simulate --model``: (message, columns of the output file)."""
-    from ._cli_model import parse_values
+    from .modeltext import parse_values
     from .errors import SimulationError
     from .guard import load_record_guarded
     from .mdof.experiments import run

@@ -109,7 +109,7 @@ def simulation_parameters(model: TermModel, values: Mapping[str, float], *, forc
     ModelSpecError
         An unknown name (listing the model's parameters).
     """
-    from ._cli_model import check_names
+    from .modeltext import check_names
 
     check_names(list(values), model.param_names, "--params")
     ps = model.default_parameters(force_unit=force_unit, x_unit=x_unit)
@@ -148,7 +148,7 @@ def run_simulation(model: TermModel, record: Record, params: ParameterSet, initi
     ModelSpecError
         A model that cannot be simulated, unknown state names (listing the valid ones).
     """
-    from ._cli_model import check_names
+    from .modeltext import check_names
     from .simulate import simulate
     from .terms.units import ACCELERATION, format_unit
 

@@ -6,7 +6,7 @@ Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` 
 (:mod:`nlid_core._cli_evidence`), ``studies`` and ``health`` (:mod:`nlid_core._cli_studies`;
 ``identify --study NAME`` saves into a study), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
-options in :mod:`nlid_core._cli_model`.
+options in :mod:`nlid_core._cli_model` (read by :mod:`nlid_core.modeltext`).
 
 Exit status: 0 success; 1 the identification or simulation ran but failed
 (diverged, did not converge: the report or the error line says why); 2 bad
@@ -425,7 +425,7 @@ def _identify(args: argparse.Namespace) -> int:
     from ._cli_studies import save_identify, study_target
 
     target = study_target(args)  # checked (and the database opened) before the fit
-    from ._cli_model import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
+    from .modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
     from .estimate import FitOptions, WarningTally, identify
     from .guard import load_record_guarded, load_records_guarded
@@ -685,7 +685,7 @@ def _design(args: argparse.Namespace) -> int:
 
 
 def _terms(args: argparse.Namespace) -> int:
-    from ._cli_model import format_terms, terms_document
+    from .modeltext import format_terms, terms_document
 
     if args.json:
         print(json.dumps(terms_document(), indent=2, allow_nan=False, ensure_ascii=False))
@@ -695,7 +695,7 @@ def _terms(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from ._cli_model import build_model, parse_values
+    from .modeltext import build_model, parse_values
     from ._cli_simulate import SimulatedRun, run_simulation, simulation_parameters, write_run
     from .guard import load_record_guarded
 

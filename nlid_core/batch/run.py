@@ -453,7 +453,7 @@ def run_grid_item(item: GridItem) -> ItemOutcome:
         ``result`` is :func:`nlid_core.report.result_to_dict` of the fit; ``config`` names the set,
         the record and the variant, with the parameter set-up handed to the estimator.
     """
-    from .._cli_model import parameter_setup
+    from ..modeltext import parameter_setup
     from ..report import result_to_dict
 
     config: dict[str, Any] = {"batch": {"set": item.batch_set, "kind": "grid"},

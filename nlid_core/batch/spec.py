@@ -452,7 +452,7 @@ def check_variant(variant: Variant, table: str) -> None:
         Unknown terms, a bad typed term, unknown or conflicting parameter names; the message names
         ``table`` and the key.
     """
-    from .._cli_model import check_names
+    from ..modeltext import check_names
 
     model = _build_model(variant, table)
     valid = model.param_names
@@ -465,7 +465,7 @@ def check_variant(variant: Variant, table: str) -> None:
 
 
 def _build_model(variant: Variant, table: str) -> Any:
-    from .._cli_model import build_model, model_settings
+    from ..modeltext import build_model, model_settings
 
     try:
         settings = model_settings(variant.v_eps, variant.gap, {**variant.start, **variant.fix})
@@ -489,7 +489,7 @@ def variant_parameters(variant: Variant, model: Any, force_unit: str, x_unit: st
     -------
     ParameterSet
     """
-    from .._cli_model import build_parameters
+    from ..modeltext import build_parameters
 
     return build_parameters(model, force_unit=force_unit, x_unit=x_unit, start=variant.start, fix=variant.fix,
                             bounds=variant.bounds, free=variant.free)
@@ -752,7 +752,7 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, ou
                               gap=fit.gap if fit.gap is not None else gap)
     truth = Variant(label="truth", terms=terms, custom=custom, v_eps=v_eps, gap=gap)
     model_obj = _build_model(truth, "[model]")
-    from .._cli_model import check_names
+    from ..modeltext import check_names
 
     check_names(list(values), model_obj.param_names, "[model] values")
     return MonteCarloSpec(terms=terms, custom=custom, values=values, v_eps=v_eps, gap=gap, x0=x0,
