@@ -84,7 +84,7 @@ def main() -> None:
 
     import distributed
 
-    from nlid_core._cli_batch import format_summary
+    from nlid_core.cli.batch import format_summary
 
     load0 = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="nlid-bench-batch-"))

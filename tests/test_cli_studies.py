@@ -1,4 +1,4 @@
-"""``identify --study`` and ``python -m nlid_core studies ...`` (nlid_core._cli_studies).
+"""``identify --study`` and ``python -m nlid_core studies ...`` (nlid_core.cli.studies).
 
 What is saved (records once, under their file's stem; the run's config without paths; failed fits
 marked failed), every ``studies`` command with its JSON, sharing seen from both sides, and bad input:

@@ -1,6 +1,6 @@
 """Batch work: many identifications from one spec file, computed in parallel, stored in a study, resumable.
 
-``python -m nlid_core batch SPEC.toml`` (:mod:`nlid_core._cli_batch`) runs a
+``python -m nlid_core batch SPEC.toml`` (:mod:`nlid_core.cli.batch`) runs a
 spec of one of two kinds: a **grid** of record files times model variants,
 or a **Monte Carlo** study of a test design (true model, excitation, noise,
 N draws from a base seed). Items run on local processes, a Dask cluster or

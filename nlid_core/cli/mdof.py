@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ._cli_common import COMMAND_HELP
-from .errors import DataValidationError, ModelSpecError, NlidError
-from .jsonsafe import finite_or_none
+from .common import COMMAND_HELP
+from ..errors import DataValidationError, ModelSpecError, NlidError
+from ..jsonsafe import finite_or_none
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
            "run_simulate_mdof"]
@@ -66,7 +66,7 @@ def add_experiments_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 def add_mimo_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
     """Add the ``mimo`` command: evidence across the channels of a multi-DOF model's records."""
-    from ._cli_common import share_options
+    from .common import share_options
 
     mi = sub.add_parser("mimo", help=COMMAND_HELP["mimo"])
     mi.add_argument("data", nargs="*", help="record files, read with the model file's column mapping")
@@ -78,7 +78,7 @@ def add_mimo_parser(sub: argparse._SubParsersAction[Any], identify: argparse.Arg
 
 def run_mimo(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     """``mimo``: (text, JSON document)."""
-    from .mdof.evidence import record_evidence
+    from ..mdof.evidence import record_evidence
 
     if not args.model:
         raise ModelSpecError("mimo needs --model MODEL_FILE (its [inputs] and [outputs] map the channels)")
@@ -108,7 +108,7 @@ def run_mimo(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 
 
 def _model(path: str) -> Any:
-    from .mdof.modelfile import load_model
+    from ..mdof.modelfile import load_model
 
     return load_model(path)
 
@@ -125,7 +125,7 @@ def _held(specs: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 def _manifest(path: str) -> list[tuple[Path, bool, tuple[str, ...]]]:
     p = Path(path)
-    from .mdof.stages import toml_tables
+    from ..mdof.stages import toml_tables
 
     try:
         text = p.read_text(encoding="utf-8")
@@ -145,8 +145,8 @@ def _manifest(path: str) -> list[tuple[Path, bool, tuple[str, ...]]]:
 
 def load_mdof_records(model: Any, args: argparse.Namespace) -> list[Any]:
     """The command's records as the model sees them (files loaded in the guarded worker)."""
-    from .guard import load_record_guarded
-    from .mdof.data import column_spec, from_record
+    from ..guard import load_record_guarded
+    from ..mdof.data import column_spec, from_record
 
     if getattr(args, "columns", None):
         raise ModelSpecError("with --model the model file's [inputs] and [outputs] map the columns; drop --columns")
@@ -183,7 +183,7 @@ def _fit_dict(fit: Any) -> dict[str, Any]:
 def _parameter_doc(p: Any, e: Any, final: Any) -> dict[str, Any]:
     """One parameter as in every ``identify`` JSON: the interval the fit reports (Student-t, plus the integration
     error's shift), and the single-DOF flags (``fixed``, ``at_bound``, ``unidentifiable``, ``strongly_correlated``)."""
-    from .identifiability import RSE_LIMIT
+    from ..identifiability import RSE_LIMIT
 
     free = e is not None and e.free
     se = e.stderr if free else math.nan
@@ -211,7 +211,7 @@ def _parameter_doc(p: Any, e: Any, final: Any) -> dict[str, Any]:
 
 def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str, Any]:
     """The JSON document of a staged multi-DOF identification."""
-    from ._version import __version__
+    from .._version import __version__
 
     final = staged.final
     est = {e.name: e for e in final.estimates} if final is not None else {}
@@ -282,7 +282,7 @@ def format_staged(model: Any, staged: Any, validations: Sequence[Any]) -> str:
 
 
 def _plan(model: Any, spec: str) -> Any:
-    from .mdof.stages import Stage, StagePlan, default_plan, parse_plan
+    from ..mdof.stages import Stage, StagePlan, default_plan, parse_plan
 
     if spec == "default":
         return default_plan(model)
@@ -299,10 +299,10 @@ def _plan(model: Any, spec: str) -> Any:
 
 def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any]]:
     """``identify --model``: (exit status, text report, JSON document)."""
-    from .guard import load_record_guarded
-    from .mdof.data import column_spec, from_record
-    from .mdof.stages import run_stages
-    from .mdof.validation import validate_record
+    from ..guard import load_record_guarded
+    from ..mdof.data import column_spec, from_record
+    from ..mdof.stages import run_stages
+    from ..mdof.validation import validate_record
 
     model = _model(args.model)
     records = load_mdof_records(model, args)
@@ -321,10 +321,10 @@ def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any
 
 def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarray]]:
     """``simulate --model``: (message, columns of the output file)."""
-    from .modeltext import parse_values
-    from .errors import SimulationError
-    from .guard import load_record_guarded
-    from .mdof.experiments import run
+    from ..modeltext import parse_values
+    from ..errors import SimulationError
+    from ..guard import load_record_guarded
+    from ..mdof.experiments import run
 
     model = _model(args.model)
     values = parse_values(args.params, "--params") if args.params else {}
@@ -350,10 +350,10 @@ def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarr
 
 def run_experiments(args: argparse.Namespace) -> str:
     """``experiments``: write the records, the model file and the manifest; the summary text."""
-    from .mdof.data import to_frame
-    from .mdof.experiments import experiment_set
-    from .mdof.modelfile import dump_model
-    from .mdof.presets import chain, platform
+    from ..mdof.data import to_frame
+    from ..mdof.experiments import experiment_set
+    from ..mdof.modelfile import dump_model
+    from ..mdof.presets import chain, platform
 
     if args.model:
         model = _model(args.model)

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._cli_common import COMMAND_HELP, share_options
-from .errors import NlidError
-from .models import TermModel
-from .params import ParameterSet
-from .record import Record
+from .common import COMMAND_HELP, share_options
+from ..errors import NlidError
+from ..models import TermModel
+from ..params import ParameterSet
+from ..record import Record
 
 __all__ = ["LAYOUT", "SHARED_OPTIONS", "SimulatedRun", "add_simulate_parser", "simulation_parameters",
            "run_simulation", "write_run"]
@@ -45,7 +45,7 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     identify : argparse.ArgumentParser
         The ``identify`` parser, whose :data:`SHARED_OPTIONS` are added as they are.
     """
-    from .simulate import INPUT_HOLDS
+    from ..simulate import INPUT_HOLDS
 
     sim = sub.add_parser("simulate", help=COMMAND_HELP["simulate"],
                          description="Simulate the model driven by the force of INPUT (which needs t, or --fs, and"
@@ -65,7 +65,7 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     sim.add_argument("--out", required=True, help="output CSV file")
     sim.add_argument("--quiet", action="store_true", help="print nothing but errors")
     share_options(sim, identify, SHARED_OPTIONS)
-    from ._cli_mdof import add_mdof_options
+    from .mdof import add_mdof_options
 
     add_mdof_options(sim, identify=False)
 
@@ -109,7 +109,7 @@ def simulation_parameters(model: TermModel, values: Mapping[str, float], *, forc
     ModelSpecError
         An unknown name (listing the model's parameters).
     """
-    from .modeltext import check_names
+    from ..modeltext import check_names
 
     check_names(list(values), model.param_names, "--params")
     ps = model.default_parameters(force_unit=force_unit, x_unit=x_unit)
@@ -148,9 +148,9 @@ def run_simulation(model: TermModel, record: Record, params: ParameterSet, initi
     ModelSpecError
         A model that cannot be simulated, unknown state names (listing the valid ones).
     """
-    from .modeltext import check_names
-    from .simulate import simulate
-    from .terms.units import ACCELERATION, format_unit
+    from ..modeltext import check_names
+    from ..simulate import simulate
+    from ..terms.units import ACCELERATION, format_unit
 
     model.require_simulable()
     check_names(list(initial), model.state_names, "--initial-state", "states")
@@ -164,7 +164,7 @@ def run_simulation(model: TermModel, record: Record, params: ParameterSet, initi
         states = {"x": res.x, "v": res.v, **res.states}
         acc, success, message, used = res.a, res.success, res.message, res.method
     else:
-        from .dynamics.integrate import integrate
+        from ..dynamics.integrate import integrate
 
         theta = params.values
         y0 = model.initial_state(x0, theta)

@@ -1,12 +1,12 @@
 """Command-line interface: ``python -m nlid_core ...``.
 
-Commands ``identify``, ``simulate`` (:mod:`nlid_core._cli_simulate`), ``split`` (:mod:`nlid_core._cli_split`),
-``friction identify`` (:mod:`nlid_core._cli_friction`), ``pendulum simulate|identify|interval``
-(:mod:`nlid_core._cli_pendulum`), ``batch`` (:mod:`nlid_core._cli_batch`), ``nonlinearity``
-(:mod:`nlid_core._cli_evidence`), ``studies`` and ``health`` (:mod:`nlid_core._cli_studies`;
+Commands ``identify``, ``simulate`` (:mod:`nlid_core.cli.simulate`), ``split`` (:mod:`nlid_core.cli.split`),
+``friction identify`` (:mod:`nlid_core.cli.friction`), ``pendulum simulate|identify|interval``
+(:mod:`nlid_core.cli.pendulum`), ``batch`` (:mod:`nlid_core.cli.batch`), ``nonlinearity``
+(:mod:`nlid_core.cli.evidence`), ``studies`` and ``health`` (:mod:`nlid_core.cli.studies`;
 ``identify --study NAME`` saves into a study), ``terms``,
 ``example``, ``excitation``, ``design``; model and parameter
-options in :mod:`nlid_core._cli_model` (read by :mod:`nlid_core.modeltext`).
+options in :mod:`nlid_core.cli.model` (read by :mod:`nlid_core.modeltext`).
 
 Exit status: 0 success; 1 the identification or simulation ran but failed
 (diverged, did not converge: the report or the error line says why); 2 bad
@@ -39,8 +39,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ._cli_common import COMMAND_HELP
-from .errors import NlidError
+from .common import COMMAND_HELP
+from ..errors import NlidError
 
 __all__ = ["main", "one_line", "MESSAGE_CHARS"]
 
@@ -136,7 +136,7 @@ def _rate(text: str) -> float:
 
 def _columns_spec(text: str) -> dict[str, str]:
     """``--columns`` as a channel -> column mapping; a bad channel name is a usage error naming the option."""
-    from .io import parse_columns_spec
+    from ..io import parse_columns_spec
 
     try:
         return parse_columns_spec(text)
@@ -146,7 +146,7 @@ def _columns_spec(text: str) -> dict[str, str]:
 
 def _units_spec(text: str) -> dict[str, str]:
     """``--units`` as a channel -> unit mapping; a bad channel or unit is a usage error naming the option."""
-    from .io import parse_units_spec
+    from ..io import parse_units_spec
 
     try:
         return parse_units_spec(text)
@@ -209,12 +209,12 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
-    from ._cli_mdof import add_mdof_options
-    from ._cli_model import add_model_options
-    from ._cli_studies import add_study_options
-    from .estimate import INITIAL_STATES, METHODS
-    from .models import DEFAULT_TERMS, TERMS
-    from .simulate import INPUT_HOLDS
+    from .mdof import add_mdof_options
+    from .model import add_model_options
+    from .studies import add_study_options
+    from ..estimate import INITIAL_STATES, METHODS
+    from ..models import DEFAULT_TERMS, TERMS
+    from ..simulate import INPUT_HOLDS
 
     ident: argparse.ArgumentParser = sub.add_parser("identify", help=COMMAND_HELP["identify"])
     ident.add_argument("data", nargs="*", help="record files (CSV, Parquet, Excel, MAT); several are fitted jointly")
@@ -260,8 +260,8 @@ def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentPars
 
 
 def _add_example(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from .examples import EXAMPLES
-    from .friction.experiments import FRICTION_EXAMPLES
+    from ..examples import EXAMPLES
+    from ..friction.experiments import FRICTION_EXAMPLES
 
     ex = sub.add_parser("example", help=COMMAND_HELP["example"],
                         description="Chirp-driven single-DOF systems (" + ", ".join(sorted(EXAMPLES)) + "); "
@@ -319,66 +319,66 @@ def _add_terms(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentPa
 
 
 def _add_simulate(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_simulate import add_simulate_parser
+    from .simulate import add_simulate_parser
 
     assert ident is not None
     add_simulate_parser(sub, ident)
 
 
 def _add_friction(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_friction import add_friction_parser
+    from .friction import add_friction_parser
 
     assert ident is not None
     add_friction_parser(sub, ident)
 
 
 def _add_experiments(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_mdof import add_experiments_parser
+    from .mdof import add_experiments_parser
 
     add_experiments_parser(sub)
 
 
 def _add_mimo(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_mdof import add_mimo_parser
+    from .mdof import add_mimo_parser
 
     assert ident is not None
     add_mimo_parser(sub, ident)
 
 
 def _add_split(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_split import add_split_parser
+    from .split import add_split_parser
 
     assert ident is not None
     add_split_parser(sub, ident)
 
 
 def _add_pendulum(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_pendulum import add_pendulum_parser
+    from .pendulum import add_pendulum_parser
 
     add_pendulum_parser(sub)
 
 
 def _add_batch(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_batch import add_batch_parser
+    from .batch import add_batch_parser
 
     add_batch_parser(sub)
 
 
 def _add_nonlinearity(sub: argparse._SubParsersAction[Any], ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_evidence import add_evidence_parser
+    from .evidence import add_evidence_parser
 
     assert ident is not None
     add_evidence_parser(sub, ident)
 
 
 def _add_studies(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_studies import add_studies_parser
+    from .studies import add_studies_parser
 
     add_studies_parser(sub)
 
 
 def _add_health(sub: argparse._SubParsersAction[Any], _ident: argparse.ArgumentParser | None) -> None:
-    from ._cli_studies import add_health_parser
+    from .studies import add_health_parser
 
     add_health_parser(sub)
 
@@ -417,20 +417,20 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 def _identify(args: argparse.Namespace) -> int:
     if args.model:
         return _identify_mdof(args)
-    from ._cli_mdof import check_no_mdof_flags
+    from .mdof import check_no_mdof_flags
 
     check_no_mdof_flags(args)
     if not args.data:
         raise _UsageError("identify: give at least one DATA file")
-    from ._cli_studies import save_identify, study_target
+    from .studies import save_identify, study_target
 
     target = study_target(args)  # checked (and the database opened) before the fit
-    from .modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
+    from ..modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
-    from .estimate import FitOptions, WarningTally, identify
-    from .guard import load_record_guarded, load_records_guarded
-    from .report import format_report, result_to_dict
-    from .validation import validate
+    from ..estimate import FitOptions, WarningTally, identify
+    from ..guard import load_record_guarded, load_records_guarded
+    from ..report import format_report, result_to_dict
+    from ..validation import validate
 
     # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
     # exhausts its limits ends only the worker and gives a one-line DataValidationError.
@@ -444,7 +444,7 @@ def _identify(args: argparse.Namespace) -> int:
         records = load_records_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
                                fs=args.fs, rows=args.rows)
         if args.lowpass is not None:
-            from .signals import filter_record
+            from ..signals import filter_record
 
             records = tuple(filter_record(r, args.lowpass) for r in records)
         params = build_parameters(model, force_unit=records[0].unit("f"), x_unit=records[0].unit("x"), start=start,
@@ -490,11 +490,11 @@ def _identify(args: argparse.Namespace) -> int:
 
 
 def _identify_mdof(args: argparse.Namespace) -> int:
-    from ._cli_mdof import run_identify_mdof
+    from .mdof import run_identify_mdof
 
     if not args.data and not args.records:
         raise _UsageError("identify --model: give DATA files or --records MANIFEST")
-    from ._cli_studies import save_identify_mdof, study_target
+    from .studies import save_identify_mdof, study_target
 
     target = study_target(args)
     status, text, doc = run_identify_mdof(args)
@@ -518,7 +518,7 @@ def _report_and_json(args: argparse.Namespace, text: str, doc: dict[str, object]
 
 
 def _mimo(args: argparse.Namespace) -> int:
-    from ._cli_mdof import run_mimo
+    from .mdof import run_mimo
 
     text, doc = run_mimo(args)
     _report_and_json(args, text, doc)
@@ -526,7 +526,7 @@ def _mimo(args: argparse.Namespace) -> int:
 
 
 def _experiments(args: argparse.Namespace) -> int:
-    from ._cli_mdof import run_experiments
+    from .mdof import run_experiments
 
     text = run_experiments(args)
     if not args.quiet:
@@ -541,7 +541,7 @@ def _other_example(args: argparse.Namespace) -> object:
     if given:
         raise NlidError(f"`{args.name}` is not a chirp example: {', '.join(given)} do not apply")
     if args.name == "bouc-wen":
-        from .hysteresis import benchmark_estimation_records
+        from ..hysteresis import benchmark_estimation_records
 
         if args.truth or args.duration is not None or args.fs is not None:
             raise NlidError("`bouc-wen` follows the benchmark's rules: --truth, --duration and --fs do not apply")
@@ -549,11 +549,11 @@ def _other_example(args: argparse.Namespace) -> object:
         bad = sorted(set(noise) - {"x"})
         if bad:
             raise NlidError(f"`--noise` of `bouc-wen` takes x only, got {', '.join(bad)}")
-        from .hysteresis.benchmark import NOISE_M
+        from ..hysteresis.benchmark import NOISE_M
 
         return benchmark_estimation_records(seed=0 if args.seed is None else args.seed,
                                             noise_m=noise.get("x", NOISE_M))[0]
-    from .friction.experiments import FRICTION_EXAMPLES, friction_example
+    from ..friction.experiments import FRICTION_EXAMPLES, friction_example
 
     overrides: dict[str, object] = {}
     if args.truth:
@@ -574,14 +574,14 @@ def _other_example(args: argparse.Namespace) -> object:
 
 
 def _example(args: argparse.Namespace) -> int:
-    from .examples import make_example
-    from .io import write_record
+    from ..examples import make_example
+    from ..io import write_record
 
-    from .examples import EXAMPLES as CHIRP_EXAMPLES
+    from ..examples import EXAMPLES as CHIRP_EXAMPLES
 
     if args.name not in CHIRP_EXAMPLES:
         rec = _other_example(args)
-        from .record import Record
+        from ..record import Record
 
         assert isinstance(rec, Record)
         try:
@@ -603,7 +603,7 @@ def _example(args: argparse.Namespace) -> int:
         overrides["noise"] = _numbers(args.noise, "--noise")
     if args.measured:
         overrides["measured"] = _split(args.measured)
-    from .examples import EXAMPLES
+    from ..examples import EXAMPLES
 
     spec = EXAMPLES[args.name]
     _check_length(args.duration, args.fs, (spec.duration_s, spec.fs_hz))
@@ -619,7 +619,7 @@ def _example(args: argparse.Namespace) -> int:
 
 
 def _excitation(args: argparse.Namespace) -> int:
-    from . import excitation as ex
+    from .. import excitation as ex
 
     _check_length(args.duration, args.fs)
     common = {"duration_s": args.duration, "fs_hz": args.fs}
@@ -644,7 +644,7 @@ def _excitation(args: argparse.Namespace) -> int:
 
 
 def _design(args: argparse.Namespace) -> int:
-    from .analysis import chirp_design, predict_uncertainty, suggest_design
+    from ..analysis import chirp_design, predict_uncertainty, suggest_design
 
     _check_length(args.duration, args.fs)
     truth = _numbers(args.truth, "--truth")
@@ -685,7 +685,7 @@ def _design(args: argparse.Namespace) -> int:
 
 
 def _terms(args: argparse.Namespace) -> int:
-    from .modeltext import format_terms, terms_document
+    from ..modeltext import format_terms, terms_document
 
     if args.json:
         print(json.dumps(terms_document(), indent=2, allow_nan=False, ensure_ascii=False))
@@ -695,12 +695,12 @@ def _terms(args: argparse.Namespace) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from .modeltext import build_model, parse_values
-    from ._cli_simulate import SimulatedRun, run_simulation, simulation_parameters, write_run
-    from .guard import load_record_guarded
+    from ..modeltext import build_model, parse_values
+    from .simulate import SimulatedRun, run_simulation, simulation_parameters, write_run
+    from ..guard import load_record_guarded
 
     if args.model:
-        from ._cli_mdof import run_simulate_mdof
+        from .mdof import run_simulate_mdof
 
         if args.terms or args.custom or args.columns:
             raise _UsageError("simulate --model: the model file gives the terms and the columns; drop --terms,"
@@ -733,7 +733,7 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _nonlinearity(args: argparse.Namespace) -> int:
-    from ._cli_evidence import run_evidence
+    from .evidence import run_evidence
 
     status, report = run_evidence(args)
     _print_report(report)
@@ -741,7 +741,7 @@ def _nonlinearity(args: argparse.Namespace) -> int:
 
 
 def _friction(args: argparse.Namespace) -> int:
-    from ._cli_friction import format_friction_report, run_friction
+    from .friction import format_friction_report, run_friction
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nothing but the error line goes to stderr
@@ -754,7 +754,7 @@ def _friction(args: argparse.Namespace) -> int:
 
 
 def _pendulum(args: argparse.Namespace) -> int:
-    from ._cli_pendulum import run_pendulum
+    from .pendulum import run_pendulum
 
     status, report = run_pendulum(args)
     if not args.quiet:
@@ -763,7 +763,7 @@ def _pendulum(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    from ._cli_batch import run_batch
+    from .batch import run_batch
 
     def emit(line: str) -> None:  # progress lines appear as they come, also through a pipe
         _print_report(line)
@@ -773,14 +773,14 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _studies(args: argparse.Namespace) -> int:
-    from ._cli_studies import run_studies
+    from .studies import run_studies
 
     _print_report(run_studies(args))
     return 0
 
 
 def _health(args: argparse.Namespace) -> int:
-    from ._cli_studies import run_health
+    from .studies import run_health
 
     status, line = run_health(args)
     if status:
@@ -791,7 +791,7 @@ def _health(args: argparse.Namespace) -> int:
 
 
 def _split_command(args: argparse.Namespace) -> int:
-    from ._cli_split import run_split
+    from .split import run_split
 
     lines = run_split(args)
     if not args.quiet:
@@ -801,7 +801,7 @@ def _split_command(args: argparse.Namespace) -> int:
 
 def command() -> int:
     """The ``nlid`` command: what ``python -m nlid_core`` runs (allocator tuned for a one-shot process)."""
-    from .allocator import tune_for_command
+    from ..allocator import tune_for_command
 
     tune_for_command()
     return main()
@@ -821,7 +821,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # (example, excitation, design) end up here and are dropped
             warnings.simplefilter("always")
             if _command_of(argv) in _READS_FILES:
-                from .guard import prestart_reader
+                from ..guard import prestart_reader
 
                 prestart_reader(keep=False)  # the file reader's imports overlap with this process's
             args = _build_parser(argv).parse_args(argv)

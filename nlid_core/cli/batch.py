@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import COMMAND_HELP
-from .errors import NlidError
+from .common import COMMAND_HELP
+from ..errors import NlidError
 
 __all__ = ["MAX_GRID_ROWS", "add_batch_parser", "run_batch", "format_progress", "format_summary"]
 
@@ -141,8 +141,8 @@ def _printer(quiet: bool, emit: Callable[[str], None]) -> Callable[[Any], None]:
 
 def _stopped(store: Any, owner: str, name: str) -> str:
     """The line printed after Ctrl-C: what the study holds now."""
-    from .batch import batch_status
-    from .store.studies import open_study
+    from ..batch import batch_status
+    from ..store.studies import open_study
 
     try:
         st = batch_status(store, owner, open_study(store, owner, name).id)
@@ -164,12 +164,12 @@ def run_batch(args: argparse.Namespace, emit: Callable[[str], None] | None = Non
     """
     import sqlalchemy as sa
 
-    from ._cli_studies import LOCAL_USER_ENV, default_owner
-    from .batch import load_spec
-    from .batch import run_batch as run
-    from .batch.run import study_name
-    from .store.db import open_store
-    from .store.studies import validate_owner
+    from .studies import LOCAL_USER_ENV, default_owner
+    from ..batch import load_spec
+    from ..batch import run_batch as run
+    from ..batch.run import study_name
+    from ..store.db import open_store
+    from ..store.studies import validate_owner
 
     out = emit or (lambda _line: None)
     owner = args.owner if args.owner is not None else default_owner()
@@ -179,7 +179,7 @@ def run_batch(args: argparse.Namespace, emit: Callable[[str], None] | None = Non
         where = "`--owner`" if args.owner is not None else f"`--owner` (from {LOCAL_USER_ENV})"
         raise NlidError(str(exc).replace("`owner`", where)) from None
     if args.study is not None:
-        from .store.studies import validate_name
+        from ..store.studies import validate_name
 
         validate_name(args.study, "--study")
     spec = load_spec(args.spec, outside=bool(getattr(args, "allow_outside", False)))

@@ -8,9 +8,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import COMMAND_HELP, share_options
-from .errors import NlidError
-from .jsonsafe import json_safe
+from .common import COMMAND_HELP, share_options
+from ..errors import NlidError
+from ..jsonsafe import json_safe
 
 __all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
 
@@ -49,7 +49,7 @@ def _fmt(v: float) -> str:
 
 def format_friction_report(result: Any) -> str:
     """Text report: parameters, stages with what each fixed and estimated, plateaus, verdict."""
-    from .friction.staged import FrictionResult
+    from ..friction.staged import FrictionResult
 
     assert isinstance(result, FrictionResult)
     lines = [f"{'success' if result.success else 'FAILED'}: {result.message}", "",
@@ -73,9 +73,9 @@ def format_friction_report(result: Any) -> str:
 
 def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
     """Run ``friction identify``: (exit status: 0 on success, 1 when a stage failed; the FrictionResult)."""
-    from .modeltext import parse_values
-    from .friction.staged import FrictionOptions, identify_friction
-    from .guard import load_records_guarded
+    from ..modeltext import parse_values
+    from ..friction.staged import FrictionOptions, identify_friction
+    from ..guard import load_records_guarded
 
     fixed = parse_values(args.fix, "--fix")
     if not args.min_plateau > 0:

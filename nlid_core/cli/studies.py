@@ -37,14 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._cli_common import COMMAND_HELP
-from .errors import DataValidationError, NlidError
-from .store.owners import DEFAULT_LOCAL_USER, LOCAL_USER_ENV, local_owner
+from .common import COMMAND_HELP
+from ..errors import DataValidationError, NlidError
+from ..store.owners import DEFAULT_LOCAL_USER, LOCAL_USER_ENV, local_owner
 
 if TYPE_CHECKING:
-    from .record import Record
-    from .store.db import Store
-    from .store.studies import Study
+    from ..record import Record
+    from ..store.db import Store
+    from ..store.studies import Study
 
 __all__ = [
     "LOCAL_USER_ENV",
@@ -98,7 +98,7 @@ def add_study_options(identify: argparse.ArgumentParser) -> None:
 
 
 def _owner(args: argparse.Namespace) -> str:
-    from .store.studies import validate_owner
+    from ..store.studies import validate_owner
 
     owner = args.owner if args.owner is not None else default_owner()
     try:
@@ -118,8 +118,8 @@ def _open(url: str | None) -> Store:
     """The study store; an unreachable or unusable database is one :class:`NlidError` line."""
     import sqlalchemy as sa
 
-    from .health import database_url_with_timeout
-    from .store.db import default_url, open_store
+    from ..health import database_url_with_timeout
+    from ..store.db import default_url, open_store
 
     raw = url if url is not None else default_url()
     try:
@@ -189,11 +189,11 @@ def study_target(args: argparse.Namespace) -> StudyTarget | None:
         if given:
             raise NlidError(f"{' and '.join(given)}: only with `--study NAME`")
         return None
-    from .store.studies import validate_name
+    from ..store.studies import validate_name
 
     validate_name(args.study, "--study")
     owner = _owner(args)
-    from .store.db import default_url
+    from ..store.db import default_url
 
     _with_store(args.database, lambda s: None)
     shown = _hidden(args.database if args.database is not None else default_url())
@@ -239,7 +239,7 @@ def identify_config(args: argparse.Namespace, *, files: Sequence[str], records: 
     only : frozenset of str or None
         Save only these options (default: every option but paths and output).
     """
-    from ._version import __version__
+    from .._version import __version__
 
     options = {k: _plain(v) for k, v in sorted(vars(args).items())
                if k not in _NOT_SAVED and (only is None or k in only)}
@@ -261,7 +261,7 @@ def _place_records(existing: Mapping[str, str], recs: Sequence[Record]) -> tuple
     A record whose name the study uses for the same content keeps that name
     and is not added again; for other content the name gets `` (2)``, `` (3)``...
     """
-    from .store.studies import encode_record
+    from ..store.studies import encode_record
 
     taken = dict(existing)
     new: dict[str, Record] = {}
@@ -309,7 +309,7 @@ def save_run(target: StudyTarget, *, label: str, records: Sequence[Record],
     with them, or an existing one gaining them): a crash leaves both or
     neither.
     """
-    from .store import studies as S
+    from ..store import studies as S
 
     run_label = _safe_name(label, "run")
 
@@ -367,10 +367,10 @@ def save_identify_mdof(target: StudyTarget, args: argparse.Namespace, doc: Mappi
     saved here are the same files read again (with the model file's column
     mapping) in the guarded reader.
     """
-    from ._cli_mdof import _manifest
-    from .guard import load_records_guarded
-    from .mdof.data import column_spec
-    from .mdof.modelfile import load_model
+    from .mdof import _manifest
+    from ..guard import load_records_guarded
+    from ..mdof.data import column_spec
+    from ..mdof.modelfile import load_model
 
     model = load_model(args.model)
     spec = column_spec(model)
@@ -447,7 +447,7 @@ def _ref(s: Study, user: str) -> str:
 
 def _readable(store: Store, user: str, ref: str) -> Study:
     """The study ``ref`` (NAME or OWNER/NAME) that ``user`` may read."""
-    from .store import studies as S
+    from ..store import studies as S
 
     owner, sep, name = ref.rpartition("/")
     if sep:
@@ -473,7 +473,7 @@ def _readable(store: Store, user: str, ref: str) -> Study:
 
 def _own(store: Store, user: str, ref: str) -> Study:
     """The study ``ref`` of ``user`` (writes are the owner's only)."""
-    from .store import studies as S
+    from ..store import studies as S
 
     if "/" not in ref:
         S.validate_name(ref, "NAME")
@@ -525,7 +525,7 @@ def _write_atomic(path: Path, data: bytes, option: str) -> None:
 
 
 def _cmd_list(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     found = S.list_studies(store, user)
     lines = [f"studies of {user} in {store.url}: {len(found)}"]
@@ -536,7 +536,7 @@ def _cmd_list(store: Store, user: str, args: argparse.Namespace) -> tuple[str, A
 
 
 def _cmd_show(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     st = _readable(store, user, args.name)
     recs = S.list_records(store, user, st.id)
@@ -558,7 +558,7 @@ def _cmd_show(store: Store, user: str, args: argparse.Namespace) -> tuple[str, A
 
 
 def _cmd_runs(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     st = _readable(store, user, args.name)
     found = S.list_runs(store, user, st.id)
@@ -576,7 +576,7 @@ def _cmd_runs(store: Store, user: str, args: argparse.Namespace) -> tuple[str, A
 
 
 def _cmd_compare(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     st = _readable(store, user, args.name)
     frame = S.compare_runs(store, user, st.id, _run_ids(args.runs))
@@ -590,7 +590,7 @@ def _cmd_compare(store: Store, user: str, args: argparse.Namespace) -> tuple[str
 
 
 def _cmd_export(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store.archive import export_study
+    from ..store.archive import export_study
 
     st = _readable(store, user, args.name)
     data = export_study(store, user, st.id)
@@ -601,7 +601,7 @@ def _cmd_export(store: Store, user: str, args: argparse.Namespace) -> tuple[str,
 
 
 def _cmd_import(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store.archive import MAX_ARCHIVE_BYTES, import_study
+    from ..store.archive import MAX_ARCHIVE_BYTES, import_study
 
     path = Path(args.file)
     try:
@@ -623,14 +623,14 @@ def _cmd_import(store: Store, user: str, args: argparse.Namespace) -> tuple[str,
 
 
 def _cmd_rename(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     st = S.rename_study(store, user, _own(store, user, args.name).id, args.new_name)
     return f"renamed study {args.name} to {st.name}", _study_doc(st, user)
 
 
 def _cmd_duplicate(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     src = _readable(store, user, args.name)
     if src.owner != user:
@@ -641,7 +641,7 @@ def _cmd_duplicate(store: Store, user: str, args: argparse.Namespace) -> tuple[s
 
 
 def _cmd_delete(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     st = _own(store, user, args.name)
     S.delete_study(store, user, st.id, confirm=args.confirm)
@@ -649,7 +649,7 @@ def _cmd_delete(store: Store, user: str, args: argparse.Namespace) -> tuple[str,
 
 
 def _cmd_share(store: Store, user: str, args: argparse.Namespace) -> tuple[str, Any]:
-    from .store import studies as S
+    from ..store import studies as S
 
     try:
         S.validate_owner(args.grantee)
@@ -674,7 +674,7 @@ _COMMANDS: dict[str, Callable[[Store, str, argparse.Namespace], tuple[str, Any]]
 
 
 def _json_text(doc: Any) -> str:
-    from .store.studies import to_json
+    from ..store.studies import to_json
 
     return json.dumps(json.loads(to_json(doc, "--json")), indent=2, ensure_ascii=False)
 
@@ -694,7 +694,7 @@ def run_studies(args: argparse.Namespace) -> str:
 
 def add_health_parser(sub: argparse._SubParsersAction[Any]) -> None:
     """Add ``health [--database URL] [--url URL] [--timeout S]``."""
-    from .health import DEFAULT_TIMEOUT_S
+    from ..health import DEFAULT_TIMEOUT_S
 
     h = sub.add_parser("health", help=COMMAND_HELP["health"],
                        description="Opens the study database (migrating it to this version's schema if needed), "
@@ -709,7 +709,7 @@ def add_health_parser(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run_health(args: argparse.Namespace) -> tuple[int, str]:
     """``health``: (exit status 0 or 1, the one line to print)."""
-    from .health import check_health
+    from ..health import check_health
 
     try:
         report = check_health(args.database, args.url, timeout_s=args.timeout)

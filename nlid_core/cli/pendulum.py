@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import COMMAND_HELP
-from .errors import ModelSpecError, NlidError
+from .common import COMMAND_HELP
+from ..errors import ModelSpecError, NlidError
 
 __all__ = ["add_pendulum_parser", "run_pendulum"]
 
@@ -104,7 +104,7 @@ def _fixed(text: str | None) -> dict[str, float]:
 def _model(args: argparse.Namespace) -> tuple[Any, Any]:
     from dataclasses import replace
 
-    from .multibody.pendulum import PendulumSpec, SolverSettings
+    from ..multibody.pendulum import PendulumSpec, SolverSettings
 
     changes = {k: getattr(args, a) for k, a in (("e_ab", "e_ab"), ("e_oa", "e_oa"), ("height", "height"))
                if getattr(args, a) is not None}
@@ -123,13 +123,13 @@ def _write_json(path: str | None, doc: dict[str, Any]) -> None:
 
 
 def _runner(args: argparse.Namespace) -> Any:
-    from .multibody.parallel import runner
+    from ..multibody.parallel import runner
 
     return runner(getattr(args, "scheduler", None), workers=getattr(args, "workers", None))
 
 
 def _simulate(args: argparse.Namespace) -> tuple[int, str]:
-    from .multibody.pendulum import simulate, simulate_rigid
+    from ..multibody.pendulum import simulate, simulate_rigid
 
     spec, settings = _model(args)
     if args.rigid:
@@ -148,8 +148,8 @@ def _simulate(args: argparse.Namespace) -> tuple[int, str]:
 
 
 def _identify(args: argparse.Namespace) -> tuple[int, str]:
-    from .multibody.files import read_trajectory
-    from .multibody.inverse import identify_trajectory
+    from ..multibody.files import read_trajectory
+    from ..multibody.inverse import identify_trajectory
 
     spec, settings = _model(args)
     t, x, y = read_trajectory(args.traj)
@@ -171,8 +171,8 @@ def _identify(args: argparse.Namespace) -> tuple[int, str]:
 
 
 def _interval(args: argparse.Namespace) -> tuple[int, str]:
-    from .multibody.files import read_bounds
-    from .multibody.interval import compare_swarms, interval_inverse
+    from ..multibody.files import read_bounds
+    from ..multibody.interval import compare_swarms, interval_inverse
 
     spec, settings = _model(args)
     bounds = read_bounds(args.bounds)

@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ._cli_common import COMMAND_HELP, share_options
+from .common import COMMAND_HELP, share_options
 
 __all__ = ["add_evidence_parser", "run_evidence", "format_evidence_report"]
 
@@ -78,9 +78,9 @@ def format_evidence_report(record: str, summary: tuple[str, ...], b: Any, oe: An
 
 def run_evidence(args: argparse.Namespace) -> tuple[int, str]:
     """Run ``nonlinearity``: (exit status 0, the report); errors raise ``NlidError``."""
-    from .guard import load_record_guarded
-    from .nonlinearity import bla, evidence_summary, term_check
-    from .signals import derive_missing
+    from ..guard import load_record_guarded
+    from ..nonlinearity import bla, evidence_summary, term_check
+    from ..signals import derive_missing
 
     rec = load_record_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
                               fs=args.fs, rows=args.rows)

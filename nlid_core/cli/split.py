@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._cli_common import COMMAND_HELP, share_options
-from .errors import NlidError
-from .record import Record
-from .segments import SEGMENT_UNITS, SegmentError, parse_segment, segment_rows, split_record
+from .common import COMMAND_HELP, share_options
+from ..errors import NlidError
+from ..record import Record
+from ..segments import SEGMENT_UNITS, SegmentError, parse_segment, segment_rows, split_record
 
 __all__ = ["SHARED_OPTIONS", "add_split_parser", "run_split", "write_part"]
 
@@ -89,8 +89,8 @@ def run_split(args: argparse.Namespace) -> list[str]:
         A bad segment (naming its ``--segment``), a name that is not a safe file name, a file that
         cannot be loaded or written.
     """
-    from .guard import load_record_guarded
-    from .segments import overlaps
+    from ..guard import load_record_guarded
+    from ..segments import overlaps
 
     segments = []
     for text in args.segment:
