@@ -10,6 +10,7 @@ from nlid_core import figures, nonlinearity
 from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.figures import evidence as evfig
+from nlid_core.terms.models import LINEAR
 
 st.title("Nonlinearity")
 state.show_notice()
@@ -203,7 +204,7 @@ with tab_linear:
                 " fails and why nonlinear terms are needed.")
     if st.button("Fit the linear model", key=state.NL_FIT_LINEAR):
         try:
-            lin = jobs.run("linear model", identify, (full if rec.v is None else rec, "m0,c1,k1"),
+            lin = jobs.run("linear model", identify, (full if rec.v is None else rec, LINEAR),
                            key=state.NL_LINEAR_JOB, progress_arg="progress")
         except (NlidError, jobs.JobError) as exc:
             st.error(esc(exc))

@@ -21,12 +21,17 @@ PENDING: set[str] = set()
 
 
 def term_lists(source: str, names: frozenset[str] = frozenset(term_names())) -> list[str]:
-    """Lines of ``source`` holding a tuple or list of >= 2 string literals that are all term names."""
+    """Lines of ``source`` holding a tuple or list of >= 2 string literals that are all term names, or a comma
+    string of >= 2 term names (``"m0,c1,k1"``)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) >= 2 and all(
                 isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in names for e in node.elts):
             found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "," in node.value:
+            parts = [p.strip() for p in node.value.split(",")]
+            if len(parts) >= 2 and all(p in names for p in parts):
+                found.append(f"line {node.lineno}: {node.value!r}")
     return found
 
 
@@ -51,8 +56,10 @@ def test_the_check_finds_term_lists():
         "E = ('k3', 'other')\n"
         "F = {'m0': 2.0, 'k1': 800.0}\n"  # true values of a system are data, not a term list
         "G = f(('fc', 'kg'))\n"
+        "H = TermModel('m0, c1,k1')\n"  # a comma string of term names
+        "I = 'x,v'\n"  # not term names
     )
-    assert [f.split(":")[0] for f in term_lists(source)] == ["line 1", "line 2", "line 7"]
+    assert [f.split(":")[0] for f in term_lists(source)] == ["line 1", "line 2", "line 7", "line 8"]
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in _modules()])

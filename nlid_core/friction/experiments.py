@@ -68,6 +68,7 @@ from ..dynamics.integrate import Trajectory, integrate
 from ..errors import ModelSpecError, SimulationError
 from ..models import TermModel
 from ..record import Record, from_arrays
+from ..terms.models import LUGRE_AXIS, LUGRE_LOOP
 from ..terms.registry import get_term
 
 __all__ = [
@@ -107,8 +108,8 @@ RAIL_KINDS: tuple[str, ...] = ("sine", "chirp")
 _RTOL = 1e-10
 #: Closed-loop terms: mass, the PI's proportional gain as viscous damping, its integral gain as a
 #: spring (see :func:`servo_staircase`), LuGre friction.
-_LOOP_TERMS = "m0,c1,k1,lugre"
-_AXIS_TERMS = "m0,lugre"
+_LOOP_TERMS = LUGRE_LOOP
+_AXIS_TERMS = LUGRE_AXIS
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,7 @@ from ..estimate import ParameterEstimate
 from ..jsonsafe import finite_or_none
 from ..models import TermModel
 from ..params import FloatArray
+from ..terms.models import LUGRE_AXIS
 from .plateaus import PlateauDetection
 from .steady import CurveFit
 
@@ -18,7 +19,7 @@ __all__ = ["FrictionOptions", "Stage", "PreslidingFit", "FrictionResult", "Stead
            "STAGE2", "PARAMS"]
 
 #: The model identified: a mass with LuGre friction.
-LUGRE_MODEL = "m0,lugre"
+LUGRE_MODEL = LUGRE_AXIS
 #: Parameters of the steady-state stage and of the pre-sliding stage.
 STAGE1 = ("Fc", "Fs", "vs", "sigma2")
 STAGE2 = ("sigma0", "sigma1")

@@ -34,6 +34,7 @@ from ..models import TermModel
 from ..params import FloatArray, ParameterSet
 from ..record import Record
 from ..simulate import simulate
+from ..terms.models import LINEAR
 from . import joint
 from .joint import JointData
 from .plateaus import Plateau, PlateauDetection, find_plateaus
@@ -63,7 +64,7 @@ def shifted(rec: Record) -> tuple[Record, float]:
 
 def _linear_start(recs: Sequence[Record], mass: float | None, sigma2: float) -> tuple[float, float, float]:
     """(σ0, σ1, m) start values from a spring-damper fit of the small-amplitude response."""
-    lin = TermModel("m0,c1,k1")
+    lin = TermModel(LINEAR)
     ps = lin.default_parameters()
     if mass is not None:
         ps = ps.with_values({"m0": mass}).fix("m0")

@@ -49,7 +49,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,17 +56,14 @@ from numpy.typing import NDArray
 from ..dynamics.integrate import integrate
 from ..errors import ModelSpecError, SimulationError
 from ..models import ModelSettings, TermModel
+from ..terms.models import STICK_SLIP
 
 __all__ = ["STICK_SLIP_MODELS", "DEFAULT_SPRING", "DEFAULT_BELT_SPEED", "StickSlipResult", "stick_slip"]
 
 FloatArray = NDArray[np.float64]
 
 #: Friction models by name: the term models of the oscillator (mass and spring included).
-STICK_SLIP_MODELS: Mapping[str, str] = MappingProxyType({
-    "lugre": "m0,k1,lugre",
-    "stribeck": "m0,c1,k1,stribeck",
-    "coulomb": "m0,c1,k1,fc",
-})
+STICK_SLIP_MODELS: Mapping[str, str] = STICK_SLIP
 #: Default spring stiffness (N/m) and belt speed (m/s): see the module notes.
 DEFAULT_SPRING = 500.0
 DEFAULT_BELT_SPEED = 1e-3

@@ -47,6 +47,7 @@ from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record, from_arrays
 from ..simulate import simulate
+from ..terms.models import BOUC_WEN_BENCHMARK
 
 __all__ = [
     "FS_HZ", "PERIOD_SAMPLES", "BAND_HZ", "RMS_N", "NOISE_M", "BENCHMARK_TERMS", "TRUE_VALUES", "README_FLOORS_M",
@@ -63,7 +64,7 @@ BAND_HZ = (5.0, 150.0)
 RMS_N = 50.0
 NOISE_M = 8e-6
 #: The model of the benchmark's structure.
-BENCHMARK_TERMS = "m0,c1,k1,bouc_wen"
+BENCHMARK_TERMS = BOUC_WEN_BENCHMARK
 #: The benchmark's true parameters (β = 1e3 as published; only β·γ and β·δ matter).
 TRUE_VALUES: Mapping[str, float] = MappingProxyType(
     {"m0": 2.0, "c1": 10.0, "k1": 5e4, "alpha": 5e4, "beta": 1e3, "gamma": 0.8, "delta": -1.1, "nu": 1.0})
