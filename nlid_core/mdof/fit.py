@@ -32,7 +32,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,9 +40,11 @@ from numpy.typing import NDArray
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
-from ..identifiability import CORR_LIMIT, uncertainty_from_jacobian
 from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_shift, record_error
 from .data import MdofRecord
+from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
+from .normal import undetermined as undetermined_parameters
+from .results import ChannelFit, Estimate, MdofFit, failed_fit, summarise, weakest_direction_text
 from .spec import MdofModel
 
 __all__ = ["ChannelFit", "Estimate", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
@@ -50,8 +52,6 @@ __all__ = ["ChannelFit", "Estimate", "MdofFit", "fit_records", "noise_level", "w
 FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[str, float, str], None]
 
-#: Relative eigenvalue below which a direction of JᵀJ counts as not determined.
-RANK_TOL = 1e-12
 #: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02) ...
 GAIN_TOL = 1e-2
 #: ... and so do three accepted steps lowering it by less than this in all (crawling along a flat valley of
@@ -68,114 +68,7 @@ MAX_THREADS = 4
 INPUT_HOLD = "cubic"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Estimate:
-    """One parameter after a fit: value, standard error, 95 % interval, and where it came from."""
-
-    name: str
-    value: float
-    unit: str
-    free: bool
-    stderr: float = math.nan
-    lower95: float = math.nan
-    upper95: float = math.nan
-    source: str = ""
-
-    @property
-    def relative_se(self) -> float:
-        """Standard error relative to the value (NaN when not estimated or the value is 0)."""
-        return abs(self.stderr / self.value) if self.free and self.value != 0 else math.nan
-
-
-@dataclass(frozen=True, kw_only=True)
-class ChannelFit:
-    """How well one output of one record is reproduced."""
-
-    record: str
-    output: str
-    unit: str
-    rmse: float
-    fit_percent: float
-    sigma: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class MdofFit:
-    """Result of :func:`fit_records`.
-
-    Attributes
-    ----------
-    success : bool
-    message : str
-    parameters : ParameterSet
-        Every parameter, free ones at their estimates.
-    estimates : tuple of Estimate
-    free, records : tuple of str
-    condition : float
-        Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated);
-        with ``combine``, over the directions the fit estimated (the message gives the one over every parameter).
-    weakest : str
-        The least determined combination of parameters, in words.
-    weakest_vector : tuple of (str, float)
-        Its components (largest first).
-    correlations : tuple of (str, str, float)
-        Pairs of free parameters correlated beyond ``CORR_LIMIT`` (0.95, as everywhere), strongest first.
-    channels : tuple of ChannelFit
-    initial_states : mapping of str to (2n,) ndarray
-        Estimated initial state per dynamic record.
-    cost : float
-        ½ Σ weighted residual².
-    n_residuals : int
-    s2 : float
-        Reduced χ².
-    iterations, nfev : int
-    elapsed_s : float
-    undetermined : tuple of str
-        Parameters held at their start values because the records cannot determine them.
-    combined : tuple of str
-        Parameters the records determine only in combination with others (``combine=True``).
-    """
-
-    success: bool
-    message: str
-    parameters: ParameterSet
-    estimates: tuple[Estimate, ...]
-    free: tuple[str, ...]
-    records: tuple[str, ...]
-    condition: float
-    weakest: str
-    weakest_vector: tuple[tuple[str, float], ...]
-    correlations: tuple[tuple[str, str, float], ...]
-    channels: tuple[ChannelFit, ...]
-    initial_states: Mapping[str, FloatArray] = field(default_factory=dict)
-    cost: float = math.nan
-    n_residuals: int = 0
-    s2: float = math.nan
-    iterations: int = 0
-    nfev: int = 0
-    elapsed_s: float = 0.0
-    undetermined: tuple[str, ...] = ()
-    combined: tuple[str, ...] = ()
-
-    def estimate(self, name: str) -> Estimate:
-        """The estimate of one parameter by name."""
-        for e in self.estimates:
-            if e.name == name:
-                return e
-        raise KeyError(name)
-
-
 # ---------------------------------------------------------------------------------------------------- problem
-@dataclass
-class _Block:
-    """One record's residuals and Jacobian (parameter columns, initial-state columns)."""
-
-    r: FloatArray
-    jp: FloatArray
-    ji: FloatArray
-    nsub: int = 0  # RK4 substeps per sample of the simulation (0: a static record)
-
-
 def _initial_guess(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -> FloatArray:
     """Initial state from the record's first samples (positions measured, velocities by a line fit); 0 elsewhere."""
     n = model.n_dof
@@ -195,7 +88,7 @@ def _initial_guess(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -
 
 
 def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: FloatArray, held: NDArray[np.bool_],
-                    sigma: FloatArray, want: bool, nsub: int | None = None) -> tuple[_Block | None, str]:
+                    sigma: FloatArray, want: bool, nsub: int | None = None) -> tuple[Block | None, str]:
     from .integrate import simulate
 
     out_idx = [model.dof_names.index(d) for d in rec.output_names]
@@ -207,17 +100,17 @@ def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: Fl
     pred = res.q[:, out_idx]
     r = ((pred - rec.y) / sigma).ravel()
     if not want:
-        return _Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0)), nsub=res.nsub), ""
+        return Block(r=r, jp=np.zeros((r.size, 0)), ji=np.zeros((r.size, 0)), nsub=res.nsub), ""
     if res.sens is None:
         return None, f"record `{rec.name}`: the simulator returned no sensitivities"
     s = np.asarray(res.sens, dtype=np.float64) / sigma[None, :, None]
     npar = theta.size
-    return _Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1),
+    return Block(r=r, jp=s[:, :, :npar].reshape(r.size, npar), ji=s[:, :, npar:].reshape(r.size, -1),
                   nsub=res.nsub), ""
 
 
 def _static_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, sigma: FloatArray, want: bool
-                  ) -> tuple[_Block | None, str]:
+                  ) -> tuple[Block | None, str]:
     from .kernel import static_equilibrium, static_sensitivity
 
     out_idx = [model.dof_names.index(d) for d in rec.output_names]
@@ -236,7 +129,7 @@ def _static_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, sigma: F
             js.append(static_sensitivity(model.layout, q, u[k], theta, held=held)[out_idx] / sigma[:, None])
     r = np.concatenate(rs)
     jp = np.concatenate(js) if want else np.zeros((r.size, 0))
-    return _Block(r=r, jp=jp, ji=np.zeros((r.size, 0))), ""
+    return Block(r=r, jp=jp, ji=np.zeros((r.size, 0))), ""
 
 
 def _held_start(model: MdofModel, rec: MdofRecord, held: NDArray[np.bool_]) -> FloatArray:
@@ -308,102 +201,6 @@ def _scales(params: ParameterSet, names: Sequence[str]) -> FloatArray:
         else:
             out.append(1.0)
     return np.array(out)
-
-
-# ---------------------------------------------------------------------------------------------------- LM
-@dataclass
-class _State:
-    x: FloatArray
-    inits: list[FloatArray]
-    cost: float
-    blocks: list[_Block]
-
-
-def _normal_equations(blocks: Sequence[_Block], free_idx: NDArray[np.int64], scale: FloatArray,
-                      init_sizes: Sequence[int], basis: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
-    """JᵀJ and Jᵀr over [free parameters (scaled; in the coordinates of ``basis`` when given), every record's
-    initial states]."""
-    nf = free_idx.size if basis is None else basis.shape[1]
-    total = nf + int(sum(init_sizes))
-    a = np.zeros((total, total))
-    g = np.zeros(total)
-    off = nf
-    for b, ni in zip(blocks, init_sizes, strict=True):
-        jp = b.jp[:, free_idx] * scale[None, :]
-        if basis is not None:
-            jp = jp @ basis
-        a[:nf, :nf] += jp.T @ jp
-        g[:nf] += jp.T @ b.r
-        if ni:
-            sl = slice(off, off + ni)
-            a[sl, sl] += b.ji.T @ b.ji
-            cross = jp.T @ b.ji
-            a[:nf, sl] += cross
-            a[sl, :nf] += cross.T
-            g[sl] += b.ji.T @ b.r
-            off += ni
-    return a, g
-
-
-def _combinations(s_mat: FloatArray, names: Sequence[str], tol: float) -> tuple[FloatArray | None, list[str], list[str]]:
-    """Directions the records cannot see (column-equilibrated eigenvalue below ``tol`` of the largest).
-
-    Returns the basis (in scaled parameter coordinates, orthonormal) of the directions they can see, so that a step
-    moves parameters that are only seen together by the same relative amount; the parameters without any
-    sensitivity (held); and those seen only in combination with others. ``None`` when every direction is seen.
-    """
-    from scipy.linalg import null_space
-
-    d = np.sqrt(np.maximum(np.diag(s_mat), 0.0))
-    dead = d <= 1e-300
-    live = np.flatnonzero(~dead)
-    held = [names[int(k)] for k in np.flatnonzero(dead)]
-    if live.size == 0:
-        return np.zeros((len(names), 0)), held, []
-    sub = s_mat[np.ix_(live, live)] / np.outer(d[live], d[live])
-    w, v = np.linalg.eigh(0.5 * (sub + sub.T))
-    blind = v[:, w < tol * max(float(w[-1]), 1e-300)]
-    if blind.shape[1] == 0 and not held:
-        return None, [], []
-    null_x = np.zeros((len(names), blind.shape[1] + len(held)))
-    null_x[live, : blind.shape[1]] = blind / d[live, None]
-    for j, k in enumerate(np.flatnonzero(dead)):
-        null_x[k, blind.shape[1] + j] = 1.0
-    basis = null_space(null_x.T)
-    norm = null_x[:, : blind.shape[1]] / np.maximum(np.linalg.norm(null_x[:, : blind.shape[1]], axis=0), 1e-300)
-    together = [names[int(k)] for k in live if np.any(np.abs(norm[k]) > 0.1)]
-    return np.asarray(basis, dtype=np.float64), held, together
-
-
-def _schur(a: FloatArray, nf: int) -> FloatArray:
-    """The parameter block of JᵀJ with the initial-state block eliminated (pseudo-inverse with a rank threshold)."""
-    if a.shape[0] == nf:
-        return a.copy()
-    w, v = np.linalg.eigh(a[nf:, nf:])
-    keep = w > RANK_TOL * max(float(w.max()), 1e-300)
-    inv_ii = (v[:, keep] / w[keep]) @ v[:, keep].T
-    out: FloatArray = a[:nf, :nf] - a[:nf, nf:] @ inv_ii @ a[nf:, :nf]
-    return out
-
-
-def _undetermined(s_mat: FloatArray, names: Sequence[str], tol: float) -> list[str]:
-    """Parameters to hold so that the rest is determined: repeatedly drop the largest component of a direction
-    whose (column-equilibrated) eigenvalue is below ``tol`` relative to the largest."""
-    idx = list(range(len(names)))
-    dropped: list[str] = []
-    while idx:
-        sub = s_mat[np.ix_(idx, idx)]
-        d = np.sqrt(np.maximum(np.diag(sub), 0.0))
-        if np.any(d == 0):
-            k = int(np.argmin(d))
-        else:
-            w, v = np.linalg.eigh(sub / np.outer(d, d))
-            if w[0] > tol * max(float(w[-1]), 1e-300):
-                break
-            k = int(np.argmax(np.abs(v[:, 0])))
-        dropped.append(names[idx[k]])
-        del idx[k]
-    return dropped
 
 
 def _truncated(rec: MdofRecord, n: int) -> MdofRecord:
@@ -535,13 +332,13 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
         th[free_idx] = x * scale
         return th
 
-    def one(k: int, th: FloatArray, inits: list[FloatArray], want: bool) -> tuple[_Block | None, str]:
+    def one(k: int, th: FloatArray, inits: list[FloatArray], want: bool) -> tuple[Block | None, str]:
         rec = records[k]
         if rec.static:
             return _static_block(model, rec, th, sig[k], want)
         return _simulate_block(model, rec, th, inits[k], helds[k], sig[k], want, nsubs[k])
 
-    def evaluate(x: FloatArray, inits: list[FloatArray], want: bool) -> tuple[list[_Block] | None, str]:
+    def evaluate(x: FloatArray, inits: list[FloatArray], want: bool) -> tuple[list[Block] | None, str]:
         nfev[0] += 1
         th = theta_of(x)
         if pool is None:
@@ -567,8 +364,8 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
             off += ni
         return out
 
-    def solve(x: FloatArray, inits: list[FloatArray], label: str, blocks: list[_Block] | None = None
-              ) -> tuple[_State | None, str, int]:
+    def solve(x: FloatArray, inits: list[FloatArray], label: str, blocks: list[Block] | None = None
+              ) -> tuple[State | None, str, int]:
         npz = free_idx.size if basis is None else basis.shape[1]
         if blocks is None:
             blocks, msg = evaluate(x, inits, True)
@@ -576,8 +373,8 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                 return None, f"the start does not simulate: {msg}", 0
         cost = 0.5 * sum(float(b.r @ b.r) for b in blocks)
         n_res = max(sum(b.r.size for b in blocks), 1)
-        state = _State(x=x, inits=inits, cost=cost, blocks=blocks)
-        a, g = _normal_equations(blocks, free_idx, scale, init_sizes, basis)
+        state = State(x=x, inits=inits, cost=cost, blocks=blocks)
+        a, g = normal_equations(blocks, free_idx, scale, init_sizes, basis)
         diag = np.maximum(np.diag(a), 1e-12 * max(float(np.max(np.diag(a))), 1e-300))
         mu = 1e-3
         nu = 2.0
@@ -632,8 +429,8 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
             if rho > 0 and blocks_n is not None:
                 small_step = np.linalg.norm(hp) <= 1e-9 * (np.linalg.norm(state.x) + 1e-9)
                 gain = state.cost - cost_n
-                state = _State(x=xn, inits=new_inits, cost=cost_n, blocks=blocks_n)
-                a, g = _normal_equations(blocks_n, free_idx, scale, init_sizes, basis)
+                state = State(x=xn, inits=new_inits, cost=cost_n, blocks=blocks_n)
+                a, g = normal_equations(blocks_n, free_idx, scale, init_sizes, basis)
                 diag = np.maximum(diag, np.diag(a))
                 mu *= max(1 / 3, 1 - (2 * rho - 1) ** 3)
                 nu = 2.0
@@ -663,16 +460,16 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
             together: list[str] = []
             basis: FloatArray | None = None
             x0 = np.array([params[f].value for f in free]) / scale
-            blocks0: list[_Block] | None = None
+            blocks0: list[Block] | None = None
             if screen and free:
                 blocks0, msg0 = evaluate(x0, starts, True)
                 if blocks0 is None:
-                    return _failed(model, params, free, records, f"the start does not simulate: {msg0}", t_start, nfev[0])
-                s0 = _schur(_normal_equations(blocks0, free_idx, scale, init_sizes)[0], free_idx.size)
+                    return failed_fit(model, params, free, records, f"the start does not simulate: {msg0}", t_start, nfev[0])
+                s0 = schur(normal_equations(blocks0, free_idx, scale, init_sizes)[0], free_idx.size)
                 if combine:
-                    basis, undetermined, together = _combinations(s0, list(free), screen_tol)
+                    basis, undetermined, together = combinations(s0, list(free), screen_tol)
                 else:
-                    undetermined = _undetermined(s0, list(free), screen_tol)
+                    undetermined = undetermined_parameters(s0, list(free), screen_tol)
                 if undetermined:
                     keep = [k for k, f in enumerate(free) if f not in undetermined]
                     free = [free[k] for k in keep]
@@ -681,7 +478,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
                         basis = np.linalg.qr(basis[keep])[0] if basis.shape[1] else basis[keep]
             state, message, iters = solve(x0, starts, "first pass", blocks0)
             if state is None:
-                return _failed(model, params, free, records, message, t_start, nfev[0])
+                return failed_fit(model, params, free, records, message, t_start, nfev[0])
             if reweight:
                 new_sig = [_rms_sigma(b, s, r) for b, s, r in zip(state.blocks, sig, records, strict=True)]
                 # the same simulations under the new weights: rescale instead of simulating again
@@ -722,11 +519,11 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
         message += f"; integration: {how}" + (
             f", whose error (step doubling) moves {check.worst} by {check.ratio:.2g} of its standard error at most (added"
             " to the intervals)" if any(steps) else "")
-    fit = _summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
+    fit = summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
                      nfev[0], t_start, bias=None if check is None else np.abs(check.shift))
     if basis is not None and basis.shape[1]:
         # the problem this fit solved: the directions its records see (its own condition number)
-        seen = _schur(_normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])
+        seen = schur(normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])
         d = np.sqrt(np.maximum(np.diag(seen), 1e-300))
         w = np.linalg.eigvalsh(seen / np.outer(d, d))
         fit = replace(fit, condition=math.sqrt(float(w[-1] / w[0])) if w[0] > 0 else math.inf,
@@ -735,7 +532,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
 
 
-def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray],
+def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: State, sig: Sequence[FloatArray],
                        helds: Sequence[NDArray[np.bool_]], free_idx: NDArray[np.int64], scale: FloatArray,
                        init_sizes: Sequence[int], free: list[str], theta: FloatArray) -> IntegrationCheck | None:
     """Step-doubling check of the estimate (:mod:`.accuracy`); None without dynamic records or when the finer run
@@ -745,29 +542,29 @@ def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: _
     errs = []
     for k, (rec, b) in enumerate(zip(records, state.blocks, strict=True)):
         if rec.static or b.nsub == 0:  # a static record, or SDIRK4 under its own error control (rtol 1e-8)
-            errs.append(_Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
+            errs.append(Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
             continue
 
-        def fine(k: int = k, rec: MdofRecord = rec, b: _Block = b) -> FloatArray | None:
+        def fine(k: int = k, rec: MdofRecord = rec, b: Block = b) -> FloatArray | None:
             blk, _ = _simulate_block(model, rec, theta, state.inits[k], helds[k], sig[k], False, 2 * b.nsub)
             return None if blk is None else blk.r
 
         e = record_error(fine, b.r)
         if e is None:
             return None
-        errs.append(_Block(r=e, jp=b.jp, ji=b.ji))
-    a, g_err = _normal_equations(errs, free_idx, scale, init_sizes)
+        errs.append(Block(r=e, jp=b.jp, ji=b.ji))
+    a, g_err = normal_equations(errs, free_idx, scale, init_sizes)
     n_res = max(sum(b.r.size for b in state.blocks) - a.shape[0], 1)
     return integration_shift(a, g_err, 2 * state.cost / n_res, free, RANK_TOL)
 
 
-def _reweighted(block: _Block, factor: FloatArray, n: int) -> _Block:
+def _reweighted(block: Block, factor: FloatArray, n: int) -> Block:
     """A block's residuals and Jacobian with each output's weight multiplied by ``factor``."""
     f = np.tile(factor, n)
-    return _Block(r=block.r * f, jp=block.jp * f[:, None], ji=block.ji * f[:, None], nsub=block.nsub)
+    return Block(r=block.r * f, jp=block.jp * f[:, None], ji=block.ji * f[:, None], nsub=block.nsub)
 
 
-def _rms_sigma(block: _Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
+def _rms_sigma(block: Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
     r = block.r.reshape(rec.n, -1) * sigma[None, :]
     rms = np.sqrt(np.mean(r * r, axis=0))
     floor = 1e-6 * np.maximum(np.ptp(rec.y, axis=0), 1e-12)
@@ -775,92 +572,3 @@ def _rms_sigma(block: _Block, sigma: FloatArray, rec: MdofRecord) -> FloatArray:
     return out
 
 
-def _failed(model: MdofModel, params: ParameterSet, free: Sequence[str], records: Sequence[MdofRecord], message: str,
-            t_start: float, nfev: int) -> MdofFit:
-    est = tuple(Estimate(name=p.name, value=p.value, unit=p.unit, free=p.name in free) for p in params)
-    return MdofFit(success=False, message=message, parameters=params, estimates=est, free=tuple(free),
-                   records=tuple(r.name for r in records), condition=math.nan, weakest="", weakest_vector=(),
-                   correlations=(), channels=(), nfev=nfev, elapsed_s=time.perf_counter() - t_start)
-
-
-def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
-    """A sentence for the least determined combination of parameters (components largest first)."""
-    if not vector:
-        return ""
-    big = [(n, w) for n, w in vector if abs(w) >= 0.25 * abs(vector[0][1])][:4]
-    if len(big) == 1:
-        return f"{big[0][0]} on its own: the data barely constrain it"
-    same = [n for n, w in big if w * big[0][1] > 0]
-    opposite = [n for n, w in big if w * big[0][1] < 0]
-    if opposite:
-        return (f"{' + '.join(same)} against {' + '.join(opposite)}: raising one and lowering the other changes the "
-                "outputs little, so the data tell them apart poorly")
-    return f"{' + '.join(same)} together: the data barely see them change in step"
-
-
-def _summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
-               records: Sequence[MdofRecord], state: _State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
-               message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None) -> MdofFit:
-    nf = free_idx.size
-    a, _ = _normal_equations(state.blocks, free_idx, scale, init_sizes)
-    n_res = sum(b.r.size for b in state.blocks)
-    dof = max(n_res - a.shape[0], 1)
-    s2 = 2 * state.cost / dof
-    cond = math.nan
-    weakest_vec: tuple[tuple[str, float], ...] = ()
-    correlations: list[tuple[str, str, float]] = []
-    se = np.full(nf, np.nan)
-    half = np.full(nf, np.nan)
-    if nf:
-        # the parameters' information with the initial states eliminated, S = RᵀR, through the one uncertainty
-        # path of every estimator (column equilibration, rank threshold, Student-t intervals, correlations)
-        s_mat = _schur(a, nf)
-        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))  # equilibrated first: S = D·Se·D, so R = sqrt(W)·Vᵀ·D
-        w, v = np.linalg.eigh(0.5 * (s_mat + s_mat.T) / np.outer(d, d))
-        factor = np.sqrt(np.maximum(w, 0.0))[:, None] * v.T * d[None, :]
-        unc = uncertainty_from_jacobian(factor, np.zeros(nf), free, sigma2=s2, dof=dof, rank_rtol=math.sqrt(RANK_TOL))
-        sv = unc.singular_values
-        cond = unc.condition_number if math.isfinite(unc.condition_number) else (
-            float(sv[0] / sv[-1]) if sv.size and sv[-1] > 0 else math.inf)
-        vec = unc.directions[:, -1]
-        order = np.argsort(-np.abs(vec))
-        weakest_vec = tuple((free[i], float(vec[i])) for i in order if abs(vec[i]) > 0.05)
-        se = unc.stderr * scale
-        half = unc.ci_halfwidth * scale
-        for i in range(nf):
-            for j in range(i + 1, nf):
-                if abs(unc.correlation[i, j]) > CORR_LIMIT:
-                    correlations.append((free[i], free[j], float(unc.correlation[i, j])))
-        correlations.sort(key=lambda c: -abs(c[2]))
-    theta = np.array([params[n].value for n in model.param_names])
-    theta[free_idx] = state.x * scale
-    new_params = params.with_values(dict(zip(model.param_names, theta.tolist(), strict=True)))
-    estimates = []
-    extra = np.zeros(nf) if bias is None else bias * scale
-    for p in new_params:
-        if p.name in free:
-            k = free.index(p.name)
-            width = half[k] + extra[k]
-            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
-                                      lower95=float(p.value - width), upper95=float(p.value + width)))
-        else:
-            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
-    channels = []
-    inits: dict[str, FloatArray] = {}
-    for rec, b, s, y0 in zip(records, state.blocks, sig, state.inits, strict=True):
-        r = b.r.reshape(rec.n, -1) * s[None, :]
-        for j, dof in enumerate(rec.output_names):
-            y = rec.y[:, j]
-            rmse = float(np.sqrt(np.mean(r[:, j] ** 2)))
-            denom = float(np.linalg.norm(y - y.mean()))
-            fitp = 100.0 * (1.0 - float(np.linalg.norm(r[:, j])) / denom) if denom > 0 else math.nan
-            channels.append(ChannelFit(record=rec.name, output=dof, unit=model.dof_unit(dof), rmse=rmse, fit_percent=fitp,
-                                       sigma=float(s[j])))
-        if not rec.static:
-            inits[rec.name] = y0
-    return MdofFit(success=True, message=message, parameters=new_params, estimates=tuple(estimates), free=tuple(free),
-                   records=tuple(r.name for r in records), condition=cond,
-                   weakest=weakest_direction_text(weakest_vec), weakest_vector=weakest_vec,
-                   correlations=tuple(correlations[:10]), channels=tuple(channels), initial_states=inits,
-                   cost=state.cost, n_residuals=n_res, s2=s2, iterations=iters, nfev=nfev,
-                   elapsed_s=time.perf_counter() - t_start)

@@ -1,0 +1,211 @@
+"""The result of a multi-DOF fit: every parameter's estimate with its interval, how each record and channel is
+reproduced, and the summary of the information at the optimum (through the one uncertainty path of
+:func:`nlid_core.identifiability.uncertainty_from_jacobian`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..identifiability import CORR_LIMIT, uncertainty_from_jacobian
+from ..params import ParameterSet
+from .data import MdofRecord
+from .normal import RANK_TOL, State, normal_equations, schur
+from .spec import MdofModel
+
+__all__ = ["ChannelFit", "Estimate", "MdofFit", "failed_fit", "summarise", "weakest_direction_text"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Estimate:
+    """One parameter after a fit: value, standard error, 95 % interval, and where it came from."""
+
+    name: str
+    value: float
+    unit: str
+    free: bool
+    stderr: float = math.nan
+    lower95: float = math.nan
+    upper95: float = math.nan
+    source: str = ""
+
+    @property
+    def relative_se(self) -> float:
+        """Standard error relative to the value (NaN when not estimated or the value is 0)."""
+        return abs(self.stderr / self.value) if self.free and self.value != 0 else math.nan
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChannelFit:
+    """How well one output of one record is reproduced."""
+
+    record: str
+    output: str
+    unit: str
+    rmse: float
+    fit_percent: float
+    sigma: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class MdofFit:
+    """Result of :func:`fit_records`.
+
+    Attributes
+    ----------
+    success : bool
+    message : str
+    parameters : ParameterSet
+        Every parameter, free ones at their estimates.
+    estimates : tuple of Estimate
+    free, records : tuple of str
+    condition : float
+        Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated);
+        with ``combine``, over the directions the fit estimated (the message gives the one over every parameter).
+    weakest : str
+        The least determined combination of parameters, in words.
+    weakest_vector : tuple of (str, float)
+        Its components (largest first).
+    correlations : tuple of (str, str, float)
+        Pairs of free parameters correlated beyond ``CORR_LIMIT`` (0.95, as everywhere), strongest first.
+    channels : tuple of ChannelFit
+    initial_states : mapping of str to (2n,) ndarray
+        Estimated initial state per dynamic record.
+    cost : float
+        ½ Σ weighted residual².
+    n_residuals : int
+    s2 : float
+        Reduced χ².
+    iterations, nfev : int
+    elapsed_s : float
+    undetermined : tuple of str
+        Parameters held at their start values because the records cannot determine them.
+    combined : tuple of str
+        Parameters the records determine only in combination with others (``combine=True``).
+    """
+
+    success: bool
+    message: str
+    parameters: ParameterSet
+    estimates: tuple[Estimate, ...]
+    free: tuple[str, ...]
+    records: tuple[str, ...]
+    condition: float
+    weakest: str
+    weakest_vector: tuple[tuple[str, float], ...]
+    correlations: tuple[tuple[str, str, float], ...]
+    channels: tuple[ChannelFit, ...]
+    initial_states: Mapping[str, FloatArray] = field(default_factory=dict)
+    cost: float = math.nan
+    n_residuals: int = 0
+    s2: float = math.nan
+    iterations: int = 0
+    nfev: int = 0
+    elapsed_s: float = 0.0
+    undetermined: tuple[str, ...] = ()
+    combined: tuple[str, ...] = ()
+
+    def estimate(self, name: str) -> Estimate:
+        """The estimate of one parameter by name."""
+        for e in self.estimates:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+
+def failed_fit(model: MdofModel, params: ParameterSet, free: Sequence[str], records: Sequence[MdofRecord], message: str,
+            t_start: float, nfev: int) -> MdofFit:
+    est = tuple(Estimate(name=p.name, value=p.value, unit=p.unit, free=p.name in free) for p in params)
+    return MdofFit(success=False, message=message, parameters=params, estimates=est, free=tuple(free),
+                   records=tuple(r.name for r in records), condition=math.nan, weakest="", weakest_vector=(),
+                   correlations=(), channels=(), nfev=nfev, elapsed_s=time.perf_counter() - t_start)
+
+
+def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
+    """A sentence for the least determined combination of parameters (components largest first)."""
+    if not vector:
+        return ""
+    big = [(n, w) for n, w in vector if abs(w) >= 0.25 * abs(vector[0][1])][:4]
+    if len(big) == 1:
+        return f"{big[0][0]} on its own: the data barely constrain it"
+    same = [n for n, w in big if w * big[0][1] > 0]
+    opposite = [n for n, w in big if w * big[0][1] < 0]
+    if opposite:
+        return (f"{' + '.join(same)} against {' + '.join(opposite)}: raising one and lowering the other changes the "
+                "outputs little, so the data tell them apart poorly")
+    return f"{' + '.join(same)} together: the data barely see them change in step"
+
+
+def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
+               records: Sequence[MdofRecord], state: State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
+               message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None) -> MdofFit:
+    nf = free_idx.size
+    a, _ = normal_equations(state.blocks, free_idx, scale, init_sizes)
+    n_res = sum(b.r.size for b in state.blocks)
+    dof = max(n_res - a.shape[0], 1)
+    s2 = 2 * state.cost / dof
+    cond = math.nan
+    weakest_vec: tuple[tuple[str, float], ...] = ()
+    correlations: list[tuple[str, str, float]] = []
+    se = np.full(nf, np.nan)
+    half = np.full(nf, np.nan)
+    if nf:
+        # the parameters' information with the initial states eliminated, S = RᵀR, through the one uncertainty
+        # path of every estimator (column equilibration, rank threshold, Student-t intervals, correlations)
+        s_mat = schur(a, nf)
+        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))  # equilibrated first: S = D·Se·D, so R = sqrt(W)·Vᵀ·D
+        w, v = np.linalg.eigh(0.5 * (s_mat + s_mat.T) / np.outer(d, d))
+        factor = np.sqrt(np.maximum(w, 0.0))[:, None] * v.T * d[None, :]
+        unc = uncertainty_from_jacobian(factor, np.zeros(nf), free, sigma2=s2, dof=dof, rank_rtol=math.sqrt(RANK_TOL))
+        sv = unc.singular_values
+        cond = unc.condition_number if math.isfinite(unc.condition_number) else (
+            float(sv[0] / sv[-1]) if sv.size and sv[-1] > 0 else math.inf)
+        vec = unc.directions[:, -1]
+        order = np.argsort(-np.abs(vec))
+        weakest_vec = tuple((free[i], float(vec[i])) for i in order if abs(vec[i]) > 0.05)
+        se = unc.stderr * scale
+        half = unc.ci_halfwidth * scale
+        for i in range(nf):
+            for j in range(i + 1, nf):
+                if abs(unc.correlation[i, j]) > CORR_LIMIT:
+                    correlations.append((free[i], free[j], float(unc.correlation[i, j])))
+        correlations.sort(key=lambda c: -abs(c[2]))
+    theta = np.array([params[n].value for n in model.param_names])
+    theta[free_idx] = state.x * scale
+    new_params = params.with_values(dict(zip(model.param_names, theta.tolist(), strict=True)))
+    estimates = []
+    extra = np.zeros(nf) if bias is None else bias * scale
+    for p in new_params:
+        if p.name in free:
+            k = free.index(p.name)
+            width = half[k] + extra[k]
+            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
+                                      lower95=float(p.value - width), upper95=float(p.value + width)))
+        else:
+            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
+    channels = []
+    inits: dict[str, FloatArray] = {}
+    for rec, b, s, y0 in zip(records, state.blocks, sig, state.inits, strict=True):
+        r = b.r.reshape(rec.n, -1) * s[None, :]
+        for j, dof in enumerate(rec.output_names):
+            y = rec.y[:, j]
+            rmse = float(np.sqrt(np.mean(r[:, j] ** 2)))
+            denom = float(np.linalg.norm(y - y.mean()))
+            fitp = 100.0 * (1.0 - float(np.linalg.norm(r[:, j])) / denom) if denom > 0 else math.nan
+            channels.append(ChannelFit(record=rec.name, output=dof, unit=model.dof_unit(dof), rmse=rmse, fit_percent=fitp,
+                                       sigma=float(s[j])))
+        if not rec.static:
+            inits[rec.name] = y0
+    return MdofFit(success=True, message=message, parameters=new_params, estimates=tuple(estimates), free=tuple(free),
+                   records=tuple(r.name for r in records), condition=cond,
+                   weakest=weakest_direction_text(weakest_vec), weakest_vector=weakest_vec,
+                   correlations=tuple(correlations[:10]), channels=tuple(channels), initial_states=inits,
+                   cost=state.cost, n_residuals=n_res, s2=s2, iterations=iters, nfev=nfev,
+                   elapsed_s=time.perf_counter() - t_start)
