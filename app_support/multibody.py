@@ -28,7 +28,7 @@ from nlid_core.errors import DataValidationError, ModelSpecError
 from nlid_core.multibody.files import TRAJECTORY_COLUMNS, read_bounds, read_trajectory
 from nlid_core.multibody.interval import Interval, IntervalBounds, compare_swarms, interval_forward
 from nlid_core.multibody.inverse import UNITS, identify_trajectory
-from nlid_core.multibody.parallel import runner
+from nlid_core.runners import runner
 from nlid_core.multibody.pendulum import PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, simulate_rigid
 from nlid_core.multibody.pendulum import simulate as simulate_flexible
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nlid_core.multibody.files import read_bounds, read_trajectory  # noqa: E402
 from nlid_core.multibody.interval import Interval, IntervalBounds, Response, compare_swarms  # noqa: E402
 from nlid_core.multibody.inverse import identify_trajectory  # noqa: E402
-from nlid_core.multibody.parallel import runner  # noqa: E402
+from nlid_core.runners import runner  # noqa: E402
 from nlid_core.multibody.pendulum import PendulumSpec, SolverSettings, simulate  # noqa: E402
 
 PI = math.pi

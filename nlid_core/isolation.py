@@ -2,7 +2,7 @@
 
 Everything a user hands to a shared server that could cost unbounded work runs in a worker process
 (parsing a file: :mod:`nlid_core.guard`; compiling a typed term: :mod:`nlid_core.terms.vetting`;
-batch items: :mod:`nlid_core.multibody.parallel`). This module holds what they share:
+batch items: :mod:`nlid_core.runners`). This module holds what they share:
 
 * :func:`limit_self` caps the calling process's address space, CPU time and written-file size,
   disables core dumps and lowers its priority (``setrlimit``; the kernel sends ``SIGXCPU`` at the

@@ -21,7 +21,7 @@ from nlid_core.multibody.files import read_bounds, read_trajectory
 from nlid_core.multibody.interval import (Interval, IntervalBounds, compare_swarms, interval_forward,
                                          interval_inverse)
 from nlid_core.multibody.inverse import check_trajectory, identify_trajectory, start_angles
-from nlid_core.multibody.parallel import runner
+from nlid_core.runners import runner
 from nlid_core.multibody.pendulum import PendulumSpec, SolverSettings, simulate
 from tests.conftest import shared_data_dir
 

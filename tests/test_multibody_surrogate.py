@@ -10,7 +10,7 @@ from numpy.polynomial import chebyshev as C
 from scipy.optimize import minimize
 
 from nlid_core.errors import ModelSpecError, SimulationError
-from nlid_core.multibody.parallel import runner
+from nlid_core.runners import runner
 from nlid_core.multibody.surrogate import (
     ChebyshevSurrogate,
     basis_indices,

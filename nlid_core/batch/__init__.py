@@ -4,7 +4,7 @@
 spec of one of two kinds: a **grid** of record files times model variants,
 or a **Monte Carlo** study of a test design (true model, excitation, noise,
 N draws from a base seed). Items run on local processes, a Dask cluster or
-serially (:func:`nlid_core.multibody.parallel.runner`) with the same results;
+serially (:func:`nlid_core.runners.runner`) with the same results;
 each finished item is stored as a run of the study (:mod:`nlid_core.store`)
 under a stable item key, so an interrupted batch resumes where it stopped.
 

@@ -18,7 +18,7 @@ Resume: the items whose key the study already holds
 (:func:`nlid_core.store.studies.run_item_keys`) are skipped. A spec whose
 identity differs from the latest set's is refused unless ``restart``.
 
-Items are computed by a :class:`~nlid_core.multibody.parallel.Runner` (local
+Items are computed by a :class:`~nlid_core.runners.Runner` (local
 processes, a Dask cluster, or serially) in chunks: ``2 × workers`` items
 first, then about :data:`CHUNK_TARGET_S` seconds of work (2 to 16 items per
 worker, from the measured time of the previous chunk). Each finished chunk
@@ -52,7 +52,7 @@ from ..jsonsafe import finite_or_none
 from .spec import BatchSpec, MonteCarloSpec, Variant, _build_model, check_work, variant_parameters
 
 if TYPE_CHECKING:
-    from ..multibody.parallel import Runner
+    from ..runners import Runner
     from ..record import Record
     from ..store.db import Store
 
@@ -990,7 +990,7 @@ def run_batch(
     SimulationError
         The scheduler cannot be reached; cancelled.
     """
-    from ..multibody.parallel import runner as make_runner
+    from ..runners import runner as make_runner
     from ..store.studies import add_item_runs, validate_name, validate_owner
 
     validate_owner(owner)

@@ -123,7 +123,7 @@ def _write_json(path: str | None, doc: dict[str, Any]) -> None:
 
 
 def _runner(args: argparse.Namespace) -> Any:
-    from ..multibody.parallel import runner
+    from ..runners import runner
 
     return runner(getattr(args, "scheduler", None), workers=getattr(args, "workers", None))
 

@@ -346,7 +346,7 @@ class _OwnRunner:
     def __enter__(self) -> Any:
         if self.given is not None:
             return self.given
-        from .parallel import runner
+        from ..runners import runner
 
         self.made = runner()
         return self.made.__enter__() if hasattr(self.made, "__enter__") else self.made

@@ -425,7 +425,7 @@ def _swarm_start(names: Sequence[str], base: Mapping[str, float], tt: FloatArray
     """The swarm route: a Chebyshev surrogate of the trajectory over a box around ``base`` (±0.05 rad for
     angles, ±20 % for moduli), the improved PSO on it; returns the optimum, the runs used and the history."""
     from .interval import Response
-    from .parallel import runner as make_runner
+    from ..runners import runner as make_runner
     from .surrogate import build_surrogate
     from .swarm import ipso
 

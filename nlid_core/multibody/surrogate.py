@@ -91,7 +91,7 @@ from scipy.stats import qmc
 
 from ..errors import ModelSpecError, SimulationError
 from ..params import FloatArray
-from .parallel import CancelFn, ProgressFn, Runner, SerialRunner
+from ..runners import CancelFn, ProgressFn, Runner, SerialRunner
 
 __all__ = ["BASIS_KINDS", "ChebyshevSurrogate", "basis_indices", "build_surrogate", "fit_surrogate",
            "sample_design"]
@@ -901,7 +901,7 @@ def build_surrogate(fn: Callable[[FloatArray], Any], lower: ArrayLike, upper: Ar
     names : sequence of str
         Input names.
     runner : Runner or None
-        Where the runs go (:func:`nlid_core.multibody.parallel.runner`); default serial.
+        Where the runs go (:func:`nlid_core.runners.runner`); default serial.
     progress : callable or None
         ``progress(fraction, text)`` after each run.
     cancel : callable or None

@@ -71,7 +71,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ModelSpecError
 from ..params import FloatArray
-from .parallel import CancelFn, ProgressFn
+from ..runners import CancelFn, ProgressFn
 
 __all__ = ["SWARMS", "SwarmFn", "SwarmResult", "ipso", "minimise", "pso"]
 

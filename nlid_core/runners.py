@@ -1,8 +1,9 @@
-r"""Independent forward runs, serially, on local processes, or on a Dask cluster.
+r"""Independent computations, serially, on local processes, or on a Dask cluster: the one runner of batch runs and
+the multibody analyses.
 
 A forward run of the flexible pendulum takes a fraction of a second, and a surrogate needs tens to
-hundreds of them (:func:`nlid_core.multibody.surrogate.build_surrogate`), all independent: an
-embarrassingly parallel map. :func:`runner` returns one of three runners with the same
+hundreds of them (:func:`nlid_core.multibody.surrogate.build_surrogate`); a batch spec holds tens to thousands of
+identifications (:mod:`nlid_core.batch`). Both are embarrassingly parallel maps. :func:`runner` returns one of three runners with the same
 :class:`Runner` interface, whose :meth:`~Runner.map` preserves the order of the items and returns
 the same values whichever runner computed them (the function is called on the same inputs; only
 where it runs changes):
@@ -45,7 +46,7 @@ from concurrent.futures.process import BrokenProcessPool
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ModelSpecError, SimulationError
+from .errors import ModelSpecError, SimulationError
 
 __all__ = ["CancelFn", "DaskRunner", "ProcessRunner", "ProgressFn", "RUNNER_KINDS", "Runner", "SerialRunner",
            "runner"]
@@ -170,7 +171,7 @@ def _start_context() -> multiprocessing.context.BaseContext:
 def _worker_start(parent_pid: int) -> None:
     """Initializer of each pool worker: it ends with the process that started the pool (a killed batch
     command leaves no worker computing; :func:`nlid_core.isolation.die_with_parent`)."""
-    from ..isolation import die_with_parent
+    from .isolation import die_with_parent
 
     die_with_parent(parent_pid)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nlid_core.errors import ModelSpecError, SimulationError
-from nlid_core.multibody.parallel import DaskRunner, ProcessRunner, Runner, SerialRunner, runner
+from nlid_core.runners import DaskRunner, ProcessRunner, Runner, SerialRunner, runner
 
 
 def response(x: np.ndarray) -> np.ndarray:
