@@ -18,10 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# status codes
-OK = 0
-DIVERGED = 1
-NONPOSITIVE_MASS = 2
+from .status import DIVERGED as DIVERGED, NONPOSITIVE_MASS as NONPOSITIVE_MASS, OK as OK  # the codes the kernels return
 
 
 @njit(cache=True, inline="always", error_model="numpy")

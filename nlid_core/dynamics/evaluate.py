@@ -28,13 +28,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# the codes rhs returns, defined in status (re-exported for the integrators)
+from ..status import DIVERGED as DIVERGED, NEWTON_FAILED as NEWTON_FAILED, NONPOSITIVE_MASS as NONPOSITIVE_MASS
+from ..status import OK as OK, STIFF as STIFF
 from ..terms.vm import run_program
 
-OK = 0
-DIVERGED = 1
-NONPOSITIVE_MASS = 2
-STIFF = 3
-NEWTON_FAILED = 4
 #: ``dof_in`` of a DOF the rig holds (locked: q̈ = 0); −1 is a DOF without input, k >= 0 the input column.
 HELD = -2
 

@@ -26,12 +26,13 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dynamics.evaluate import NEWTON_FAILED, input_at, spectral_radius
+from ..dynamics.evaluate import input_at, spectral_radius
 from ..dynamics.integrate import (INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, _status, auto_substeps, input_coefficients,
                                   run_plan)
 from ..dynamics.rk4 import STABILITY_LIMIT, _record
 from ..errors import ModelSpecError
-from .kernel import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF, evaluate, held_mask, make_work, rhs
+from ..status import DIVERGED, GIMBAL_LOCK, NAMES, NONPOSITIVE_MASS, OK, STIFF
+from .kernel import evaluate, held_mask, make_work, rhs
 from .layout import Layout
 from .lumped import LumpedPlan
 
@@ -40,8 +41,7 @@ __all__ = ["MdofRun", "STATUS_NAMES", "simulate"]
 FloatArray = NDArray[np.float64]
 
 #: Status names of :attr:`MdofRun.status` by kernel code.
-STATUS_NAMES = {OK: "ok", DIVERGED: "diverged", NONPOSITIVE_MASS: "nonpositive_mass", STIFF: "stiff",
-                GIMBAL_LOCK: "gimbal_lock", NEWTON_FAILED: "newton_failed"}
+STATUS_NAMES = NAMES
 #: Samples between two stability checks of the step.
 CHECK_EVERY = 8
 _C = (0.0, 0.5, 0.5, 1.0)

@@ -75,7 +75,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dynamics.evaluate import DIVERGED, NONPOSITIVE_MASS, OK, STIFF
+from ..status import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF
 from ..errors import ModelSpecError
 from ..terms.vm import run_program
 from .geometry import fill_geometry
@@ -87,8 +87,6 @@ __all__ = ["DIVERGED", "GIMBAL_COS", "GIMBAL_LOCK", "NONPOSITIVE_MASS", "OK", "S
 
 FloatArray = NDArray[np.float64]
 
-#: Status: the pitch angle is within :data:`GIMBAL_COS` of ±90° (E_b singular).
-GIMBAL_LOCK = 5
 #: |cos θ| below which the attitude counts as gimbal-locked.
 GIMBAL_COS = 1e-6
 
