@@ -331,11 +331,11 @@ def estimates_table(fit: MdofFit, truth: Mapping[str, float] | None, *, free_onl
     """Estimates: value, standard error, 95 % interval, unit and, when known, the truth and the error in %."""
     rows = []
     for e in fit.estimates:
-        if free_only and not e.free:
+        if free_only and not e.vary:
             continue
         row: dict[str, object] = {"parameter": e.name, "value": e.value, "± stderr": finite_or_none(e.stderr),
-                                  "95 % low": finite_or_none(e.lower95), "95 % high": finite_or_none(e.upper95), "unit": e.unit,
-                                  "rel. stderr [%]": percent_cell(e.relative_se)}
+                                  "95 % low": finite_or_none(e.ci[0]), "95 % high": finite_or_none(e.ci[1]), "unit": e.unit,
+                                  "rel. stderr [%]": percent_cell(e.rel_stderr)}
         if truth:
             row["truth"] = truth.get(e.name)
             row["error [%]"] = _error_percent(e.value, truth, e.name)

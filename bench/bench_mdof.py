@@ -107,9 +107,9 @@ def _accuracy(model, fit, truth) -> tuple[dict[str, float], int, int]:  # type: 
         err = abs(e.value - t) / max(abs(t), 1e-12) if t != 0 else abs(e.value)
         g = _group(e.name)
         worst[g] = max(worst.get(g, 0.0), err)
-        if e.free and math.isfinite(e.stderr):
+        if e.vary and math.isfinite(e.stderr):
             total += 1
-            inside += int(e.lower95 <= t <= e.upper95)
+            inside += int(e.ci[0] <= t <= e.ci[1])
     return worst, inside, total
 
 
@@ -207,9 +207,9 @@ def calibration(draws: int, seed: int) -> None:
         start = model.parameters({n: v * rng.uniform(0.95, 1.05) for n, v in truth.items()})
         fit = fit_records(model, recs, start, model.param_names)
         for e in fit.estimates:
-            if e.free and math.isfinite(e.stderr):
+            if e.vary and math.isfinite(e.stderr):
                 total += 1
-                inside += int(e.lower95 <= truth[e.name] <= e.upper95)
+                inside += int(e.ci[0] <= truth[e.name] <= e.ci[1])
     p = inside / max(total, 1)
     half = 1.96 * math.sqrt(0.95 * 0.05 / max(total, 1))
     print(f"\ncalibration ({draws} noise draws of the 3-mass chain, joint fit, {total} intervals):"
@@ -252,7 +252,7 @@ def quiet_chain(samples: int, seed: int) -> None:
     c0, w0 = time.process_time(), time.perf_counter()
     fit = fit_records(model, recs, start, model.param_names)
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-    worst = max(abs(e.value - truth[e.name]) / (0.5 * (e.upper95 - e.lower95)) for e in fit.estimates)
+    worst = max(abs(e.value - truth[e.name]) / (0.5 * (e.ci[1] - e.ci[0])) for e in fit.estimates)
     print(f"quiet three-mass chain (2 x {samples} samples, noise 2e-6 m): fit {cpu:.1f} s CPU ({wall:.1f} s wall),"
           f" ratio to the 5 s target {cpu / 5.0:.2f}; largest |error| / 95 % half-width {worst:.2f} (target <= 1.5);"
           f" integration: {fit.message.split('; integration: ')[-1].split(',')[0] if 'integration' in fit.message else '?'}")

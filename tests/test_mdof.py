@@ -179,7 +179,7 @@ def test_chain_staged_identification_recovers_the_truth(chain_run) -> None:  # t
         if e.name.startswith(("m_", "k1_")):
             assert abs(e.value / t - 1) < 0.01, (e.name, e.value, t)
         assert abs(e.value - t) < 3.5 * e.stderr, (e.name, e.value, t, e.stderr)
-    inside = sum(e.lower95 <= truth[e.name] <= e.upper95 for e in final.estimates)
+    inside = sum(e.ci[0] <= truth[e.name] <= e.ci[1] for e in final.estimates)
     assert inside >= len(final.estimates) - 2
     assert final.condition < 1e3 and all(c.fit_percent > 90 for c in final.channels if c.record.startswith("multi"))
 
@@ -216,7 +216,7 @@ def test_platform_joint_refinement_recovers_inertia_and_stiffness() -> None:
     for name in ("m", "Jxx", "Jyy", "Jzz", "k1_m1_z", "k1_m2_z", "k1_m3_z", "k1_m4_z"):
         k = model.param_names.index(name)
         assert abs(est[name].value / truth[k] - 1) < 0.01, (name, est[name].value, truth[k])
-    inside = sum(est[n].lower95 <= truth[k] <= est[n].upper95 for k, n in enumerate(model.param_names))
+    inside = sum(est[n].ci[0] <= truth[k] <= est[n].ci[1] for k, n in enumerate(model.param_names))
     assert inside >= 0.85 * len(model.param_names)
     # the per-mount horizontal stiffness of a symmetric table is only weakly determined: said in words
     assert "k1_" in fit.weakest and fit.condition > 1e3
@@ -432,6 +432,6 @@ def test_quiet_chain_intervals_cover_the_truth_of_an_independent_reference() -> 
     fit = fit_records(model, recs, start, model.param_names)
     assert fit.success, fit.message
     for e in fit.estimates:
-        half = 0.5 * (e.upper95 - e.lower95)
+        half = 0.5 * (e.ci[1] - e.ci[0])
         assert abs(e.value - truth[e.name]) <= 1.5 * half, (e.name, e.value, truth[e.name], half)
     assert "integration:" in fit.message

@@ -25,7 +25,7 @@ import numpy as np
 
 from .common import COMMAND_HELP
 from ..errors import DataValidationError, ModelSpecError, NlidError
-from ..jsonsafe import finite_or_none
+from ..jsonsafe import finite_or_none, json_safe
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
            "run_simulate_mdof"]
@@ -175,38 +175,19 @@ def _fit_dict(fit: Any) -> dict[str, Any]:
         "condition_number_scaled": finite_or_none(fit.condition), "weakest_direction": fit.weakest,
         "undetermined": list(fit.undetermined), "elapsed_s": fit.elapsed_s, "iterations": fit.iterations,
         "nfev": fit.nfev, "cost": finite_or_none(fit.cost), "reduced_chi2": finite_or_none(fit.s2),
-        "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.lower95), finite_or_none(e.upper95)],
-                               "unit": e.unit} for e in fit.estimates if e.free},
+        "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.ci[0]), finite_or_none(e.ci[1])],
+                               "unit": e.unit} for e in fit.estimates if e.vary},
     }
 
 
-def _parameter_doc(p: Any, e: Any, final: Any) -> dict[str, Any]:
-    """One parameter as in every ``identify`` JSON: the interval the fit reports (Student-t, plus the integration
-    error's shift), and the single-DOF flags (``fixed``, ``at_bound``, ``unidentifiable``, ``strongly_correlated``)."""
-    from ..identifiability import RSE_LIMIT
-
-    free = e is not None and e.free
-    se = e.stderr if free else math.nan
-    lo, hi = (e.lower95, e.upper95) if free else (math.nan, math.nan)
-    rse = abs(se / p.value) if p.value else math.nan
-    flags, notes = [], []
-    undetermined = final is not None and p.name in final.undetermined
-    if not free:
-        flags.append("fixed")
-    if undetermined:
-        notes.append("not determined by the records: held at its start value")
-    if free and any(math.isfinite(b) and abs(p.value - b) <= 1e-9 * max(abs(b), 1e-300) for b in (p.lower, p.upper)):
-        flags.append("at_bound")
-    if undetermined or (free and not (math.isfinite(rse) and rse <= RSE_LIMIT)):
-        flags.append("unidentifiable")
-    partners = [f"{b if a == p.name else a} ({rho:+.3f})" for a, b, rho in (final.correlations if final else ())
-                if p.name in (a, b)]
-    if free and partners:
-        flags.append("strongly_correlated")
-        notes.append("strongly correlated with " + ", ".join(partners))
-    return {"value": p.value, "stderr": finite_or_none(se), "ci95": [finite_or_none(lo), finite_or_none(hi)],
-            "rel_stderr": finite_or_none(rse), "unit": p.unit, "vary": free,
-            "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)], "flags": flags, "notes": notes}
+def _parameter_doc(p: Any, e: Any) -> dict[str, Any]:
+    """One parameter as in every ``identify`` JSON (the estimate's own document; a parameter no stage estimated is
+    fixed)."""
+    if e is not None:
+        doc: dict[str, Any] = json_safe(e.to_dict())
+        return doc
+    return {"value": p.value, "stderr": None, "ci95": [None, None], "rel_stderr": None, "unit": p.unit, "vary": False,
+            "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)], "flags": ["fixed"], "notes": []}
 
 
 def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str, Any]:
@@ -215,7 +196,7 @@ def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str
 
     final = staged.final
     est = {e.name: e for e in final.estimates} if final is not None else {}
-    params = {p.name: _parameter_doc(p, est.get(p.name), final) for p in staged.parameters}
+    params = {p.name: _parameter_doc(p, est.get(p.name)) for p in staged.parameters}
     channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": finite_or_none(c.fit_percent),
                  "noise_sigma": c.sigma} for c in (final.channels if final is not None else ())]
     doc: dict[str, Any] = {
@@ -266,8 +247,8 @@ def format_staged(model: Any, staged: Any, validations: Sequence[Any]) -> str:
     est = {e.name: e for e in final.estimates} if final is not None else {}
     for p in staged.parameters:
         e = est.get(p.name)
-        if e is not None and e.free and math.isfinite(e.stderr):
-            lines.append(f"  {p.name:14s} {p.value:12.6g} ± {e.stderr:.3g} [{e.lower95:.6g}, {e.upper95:.6g}] {p.unit}")
+        if e is not None and e.vary and math.isfinite(e.stderr):
+            lines.append(f"  {p.name:14s} {p.value:12.6g} ± {e.stderr:.3g} [{e.ci[0]:.6g}, {e.ci[1]:.6g}] {p.unit}")
         else:
             lines.append(f"  {p.name:14s} {p.value:12.6g} (held) {p.unit}")
     if final is not None:

@@ -44,10 +44,10 @@ from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_
 from .data import MdofRecord
 from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
 from .normal import undetermined as undetermined_parameters
-from .results import ChannelFit, Estimate, MdofFit, failed_fit, summarise, weakest_direction_text
+from .results import ChannelFit, MdofFit, failed_fit, summarise, weakest_direction_text
 from .spec import MdofModel
 
-__all__ = ["ChannelFit", "Estimate", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
+__all__ = ["ChannelFit", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
 
 FloatArray = NDArray[np.float64]
 ProgressFn = Callable[[str, float, str], None]
@@ -520,7 +520,7 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
             f", whose error (step doubling) moves {check.worst} by {check.ratio:.2g} of its standard error at most (added"
             " to the intervals)" if any(steps) else "")
     fit = summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
-                     nfev[0], t_start, bias=None if check is None else np.abs(check.shift))
+                    nfev[0], t_start, bias=None if check is None else np.abs(check.shift), undetermined=undetermined)
     if basis is not None and basis.shape[1]:
         # the problem this fit solved: the directions its records see (its own condition number)
         seen = schur(normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])

@@ -12,34 +12,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from ..identifiability import CORR_LIMIT, uncertainty_from_jacobian
-from ..params import ParameterSet
+from ..estimate.results import ParameterEstimate
+from ..identifiability import CORR_LIMIT, RSE_LIMIT, uncertainty_from_jacobian
+from ..params import Parameter, ParameterSet
 from .data import MdofRecord
 from .normal import RANK_TOL, State, normal_equations, schur
 from .spec import MdofModel
 
-__all__ = ["ChannelFit", "Estimate", "MdofFit", "failed_fit", "summarise", "weakest_direction_text"]
+__all__ = ["ChannelFit", "MdofFit", "failed_fit", "summarise", "weakest_direction_text"]
 
 FloatArray = NDArray[np.float64]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Estimate:
-    """One parameter after a fit: value, standard error, 95 % interval, and where it came from."""
-
-    name: str
-    value: float
-    unit: str
-    free: bool
-    stderr: float = math.nan
-    lower95: float = math.nan
-    upper95: float = math.nan
-    source: str = ""
-
-    @property
-    def relative_se(self) -> float:
-        """Standard error relative to the value (NaN when not estimated or the value is 0)."""
-        return abs(self.stderr / self.value) if self.free and self.value != 0 else math.nan
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +46,9 @@ class MdofFit:
     message : str
     parameters : ParameterSet
         Every parameter, free ones at their estimates.
-    estimates : tuple of Estimate
+    estimates : tuple of ParameterEstimate
+        Every parameter, as every estimator reports it (``ci`` is the 95 % interval, the integration error's shift
+        included; ``vary`` marks the estimated ones; flags and notes as in single-DOF fits).
     free, records : tuple of str
     condition : float
         Condition number of the column-equilibrated Jacobian of the free parameters (initial states eliminated);
@@ -94,7 +78,7 @@ class MdofFit:
     success: bool
     message: str
     parameters: ParameterSet
-    estimates: tuple[Estimate, ...]
+    estimates: tuple[ParameterEstimate, ...]
     free: tuple[str, ...]
     records: tuple[str, ...]
     condition: float
@@ -112,7 +96,7 @@ class MdofFit:
     undetermined: tuple[str, ...] = ()
     combined: tuple[str, ...] = ()
 
-    def estimate(self, name: str) -> Estimate:
+    def estimate(self, name: str) -> ParameterEstimate:
         """The estimate of one parameter by name."""
         for e in self.estimates:
             if e.name == name:
@@ -120,9 +104,32 @@ class MdofFit:
         raise KeyError(name)
 
 
+def _estimate(p: Parameter, free: bool, stderr: float = math.nan, ci: tuple[float, float] = (math.nan, math.nan),
+              partners: Sequence[tuple[str, float]] = (), *, undetermined: bool = False) -> ParameterEstimate:
+    """One parameter as every estimator reports it, with the same flags: ``fixed``, ``at_bound``,
+    ``unidentifiable`` (not determined, or a relative standard error above ``RSE_LIMIT``) and
+    ``strongly_correlated`` (|ρ| above ``CORR_LIMIT``, partners in the notes)."""
+    flags: list[str] = [] if free else ["fixed"]
+    notes: list[str] = []
+    if undetermined:
+        flags.append("unidentifiable")
+        notes.append("not determined by the records: held at its start value")
+    if free:
+        if any(math.isfinite(b) and abs(p.value - b) <= 1e-9 * max(abs(b), 1e-300) for b in (p.lower, p.upper)):
+            flags.append("at_bound")
+        rse = abs(stderr / p.value) if p.value else math.inf
+        if not (math.isfinite(rse) and rse <= RSE_LIMIT):
+            flags.append("unidentifiable")
+        if partners:
+            flags.append("strongly_correlated")
+            notes.append("strongly correlated with " + ", ".join(f"{n} ({rho:+.3f})" for n, rho in partners))
+    return ParameterEstimate(name=p.name, value=p.value, stderr=stderr, ci=ci, unit=p.unit, vary=free, lower=p.lower,
+                             upper=p.upper, flags=tuple(flags), notes=tuple(notes))
+
+
 def failed_fit(model: MdofModel, params: ParameterSet, free: Sequence[str], records: Sequence[MdofRecord], message: str,
             t_start: float, nfev: int) -> MdofFit:
-    est = tuple(Estimate(name=p.name, value=p.value, unit=p.unit, free=p.name in free) for p in params)
+    est = tuple(_estimate(p, p.name in free) for p in params)
     return MdofFit(success=False, message=message, parameters=params, estimates=est, free=tuple(free),
                    records=tuple(r.name for r in records), condition=math.nan, weakest="", weakest_vector=(),
                    correlations=(), channels=(), nfev=nfev, elapsed_s=time.perf_counter() - t_start)
@@ -145,7 +152,8 @@ def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
 
 def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
                records: Sequence[MdofRecord], state: State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
-               message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None) -> MdofFit:
+               message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None,
+               undetermined: Sequence[str] = ()) -> MdofFit:
     nf = free_idx.size
     a, _ = normal_equations(state.blocks, free_idx, scale, init_sizes)
     n_res = sum(b.r.size for b in state.blocks)
@@ -186,10 +194,10 @@ def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx:
         if p.name in free:
             k = free.index(p.name)
             width = half[k] + extra[k]
-            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=True, stderr=float(se[k]),
-                                      lower95=float(p.value - width), upper95=float(p.value + width)))
+            partners = [(b if a == p.name else a, rho) for a, b, rho in correlations if p.name in (a, b)]
+            estimates.append(_estimate(p, True, float(se[k]), (float(p.value - width), float(p.value + width)), partners))
         else:
-            estimates.append(Estimate(name=p.name, value=p.value, unit=p.unit, free=False))
+            estimates.append(_estimate(p, False, undetermined=p.name in undetermined))
     channels = []
     inits: dict[str, FloatArray] = {}
     for rec, b, s, y0 in zip(records, state.blocks, sig, state.inits, strict=True):

@@ -237,11 +237,11 @@ def dump_plan(plan: StagePlan) -> str:
 def _trust(fit: MdofFit) -> str:
     if not fit.success:
         return f"failed ({fit.message}); later stages start from the values before it"
-    worst = max((e for e in fit.estimates if e.free), key=lambda e: e.relative_se if math.isfinite(e.relative_se) else math.inf,
+    worst = max((e for e in fit.estimates if e.vary), key=lambda e: e.rel_stderr if math.isfinite(e.rel_stderr) else math.inf,
                 default=None)
     if worst is None:
         return "nothing estimated"
-    rse = worst.relative_se
+    rse = worst.rel_stderr
     firm = math.isfinite(rse) and rse < FIRM_RSE and fit.condition < FIRM_CONDITION
     worst_text = f"largest relative standard error {percent_text(rse)} % ({worst.name})" if math.isfinite(rse) else (
         f"{worst.name} is not determined by these records")
