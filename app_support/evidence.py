@@ -6,7 +6,6 @@ stores the result in the shared cache and the Nonlinearity and Teaching pages sh
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from nlid_core import nonlinearity
@@ -14,8 +13,8 @@ from nlid_core.errors import NlidError
 from nlid_core.nonlinearity.hysteresis import HysteresisEvidence, hysteresis_evidence
 from nlid_core.record import Record
 from nlid_core.signals import derive_missing
+from nlid_core.progress import ProgressFn
 
-ProgressFn = Callable[[str, float, str], None]
 
 #: Share of the work in each step (the output-error term check dominates on long records).
 _STEPS = (("harmonics", 0.04), ("equation-error check", 0.06), ("loops", 0.04), ("best linear approximation", 0.10),

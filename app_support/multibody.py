@@ -123,21 +123,6 @@ def _trajectory_frame(t: Any, x_b: Any, y_b: Any) -> pd.DataFrame:
     return pd.DataFrame(dict(zip(TRAJECTORY_COLUMNS, (t, x_b, y_b))))
 
 
-# --------------------------------------------------------------------------- progress adapter
-def _progress(progress: Callable[[str, float, str], None] | None, stage: str,
-              lo: float = 0.0, hi: float = 1.0) -> Callable[[float, str], None] | None:
-    """The core's ``progress(fraction, text)`` from the jobs' ``progress(stage, fraction, message)``, mapping
-    the fraction into ``lo..hi``."""
-    if progress is None:
-        return None
-    report = progress
-
-    def say(fraction: float, text: str) -> None:
-        report(stage, lo + (hi - lo) * min(max(float(fraction), 0.0), 1.0), str(text))
-
-    return say
-
-
 def _serial_runner() -> Any:
     """A runner that makes the model runs one after another in this process (see the module notes)."""
     return runner(serial=True)
@@ -204,7 +189,7 @@ def _identify(t: Any, x_b: Any, y_b: Any, free: tuple[str, ...], fixed: dict[str
               progress: Callable[[str, float, str], None] | None = None) -> Any:
     with _serial_runner() as serial:
         return identify_trajectory(t, x_b, y_b, free=free, fixed=fixed, spec=spec, settings=settings,
-                                   method=method, runner=serial, seed=seed, progress=_progress(progress, "fit"))
+                                   method=method, runner=serial, seed=seed, progress=progress)
 
 
 def identify(frame: pd.DataFrame, free: Sequence[str], fixed: Mapping[str, float], spec: PendulumSpec,
@@ -274,7 +259,7 @@ def _forward(form: IntervalForm, fixed: dict[str, float], spec: PendulumSpec, se
     with _serial_runner() as serial:
         return interval_forward(_intervals(form), fixed=fixed, spec=spec, settings=settings, t_end=form.t_end,
                                 dt_out=form.dt_out, order=form.order, kind=form.kind, n_check=form.n_check,
-                                runner=serial, progress=_progress(progress, "interval forward"))
+                                runner=serial, progress=progress)
 
 
 def forward(form: IntervalForm, fixed: Mapping[str, float], spec: PendulumSpec, settings: SolverSettings) -> Any:
@@ -319,7 +304,7 @@ def _inverse(bounds: Any, form: InverseForm, spec: PendulumSpec, settings: Solve
         return compare_swarms(bounds, free=form.free, fixed=dict(form.fixed), spec=spec, settings=settings,
                               order=form.order, kind=form.kind, population=form.population,
                               iterations=form.iterations, seed=form.seed, runner=serial,
-                              progress=_progress(progress, "interval inverse"))
+                              progress=progress)
 
 
 def inverse(bounds: Any, form: InverseForm, spec: PendulumSpec, settings: SolverSettings) -> Any:

@@ -22,7 +22,7 @@ where it runs changes):
     ``client.map(fn, items, pure=False)`` then gathers the results (Dask documentation,
     "Futures").
 
-Progress is reported as ``progress(fraction, text)`` after each finished item; ``cancel()`` is polled
+Progress is reported as ``progress(stage, fraction, message)`` (stage ``"runs"``) after each finished item; ``cancel()`` is polled
 between items and, when it returns true, the items not yet started are cancelled and
 :class:`~nlid_core.errors.SimulationError` ``"cancelled ..."`` is raised. An exception raised by the
 function surfaces as the same exception type with its own message (the remote traceback attached by
@@ -47,14 +47,10 @@ from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ModelSpecError, SimulationError
+from .progress import CancelFn, ProgressFn
 
 __all__ = ["CancelFn", "DaskRunner", "ProcessRunner", "ProgressFn", "RUNNER_KINDS", "Runner", "SerialRunner",
            "runner"]
-
-#: ``progress(fraction, text)``: fraction in [0, 1] done, a short human-readable status.
-ProgressFn = Callable[[float, str], None]
-#: ``cancel()`` returns true to stop a long computation.
-CancelFn = Callable[[], bool]
 
 #: Kinds of runner, as :attr:`Runner.kind`.
 RUNNER_KINDS: tuple[str, ...] = ("serial", "processes", "dask")
@@ -96,7 +92,7 @@ class Runner(Protocol):
 
 def _report(progress: ProgressFn | None, done: int, total: int, kind: str) -> None:
     if progress is not None:
-        progress(done / total if total else 1.0, f"{done}/{total} runs done ({kind})")
+        progress("runs", done / total if total else 1.0, f"{done}/{total} runs done ({kind})")
 
 
 def _cancelled(done: int, total: int) -> SimulationError:

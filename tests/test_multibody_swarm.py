@@ -50,7 +50,7 @@ def test_finds_the_minimum(method, fn, d, b, x_true, tol_f, tol_x):
 def test_bookkeeping(method):
     seen: list[float] = []
     r = SWARMS[method](sphere, *box(3, 2.0), population=40, iterations=25, seed=1,
-                       progress=lambda frac, text: seen.append(frac))
+                       progress=lambda stage, frac, text: seen.append(frac))
     assert r.history.shape == (26,) and r.iterations == 25
     assert np.all(np.diff(r.history) <= 0.0)
     assert r.history[-1] == r.fitness == pytest.approx(float(sphere(r.x[None])[0]), rel=0, abs=0)

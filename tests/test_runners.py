@@ -100,12 +100,12 @@ def test_exception_in_fn_keeps_type_and_message(kind, pool, dask_address):
 def test_progress_reaches_one_and_cancel_stops(kind, pool):
     r = runner(serial=True) if kind == "serial" else pool
     seen: list[float] = []
-    out = r.map(slow_identity, [0.0, 1.0, 2.0, 3.0], progress=lambda f, text: seen.append(f))
+    out = r.map(slow_identity, [0.0, 1.0, 2.0, 3.0], progress=lambda stage, f, text: seen.append(f))
     assert out == [0.0, 1.0, 2.0, 3.0]
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) == 4
     calls: list[float] = []
     with pytest.raises(SimulationError, match="^cancelled"):
-        r.map(slow_identity, [float(i) for i in range(40)], progress=lambda f, text: calls.append(f),
+        r.map(slow_identity, [float(i) for i in range(40)], progress=lambda stage, f, text: calls.append(f),
               cancel=lambda: len(calls) >= 2)
     assert 2 <= len(calls) < 40
 

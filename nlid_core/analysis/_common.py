@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -14,6 +14,7 @@ from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
 from ..simulate import OUTPUT_CHANNELS, auto_substeps
+from ..progress import ProgressFn as ProgressFn
 
 __all__: list[str] = []
 
@@ -111,7 +112,6 @@ def _n_residuals(recs: Sequence[Record], opts: FitOptions) -> int:
     return sum(len(range(0, r.n, opts.sample_step)) for r in recs) * len(opts.outputs)
 
 
-ProgressFn = Callable[[str, float, str], None]
 
 
 class _Steps:

@@ -1018,7 +1018,7 @@ def run_batch(
                 base = computed
                 t_chunk = time.perf_counter()
 
-                def inner(fraction: float, _text: str, base: int = base, size: int = len(part)) -> None:
+                def inner(_stage: str, fraction: float, _text: str, base: int = base, size: int = len(part)) -> None:
                     if progress is None:
                         return
                     k = int(round(fraction * size))

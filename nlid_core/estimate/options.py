@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -11,11 +11,11 @@ from numpy.typing import NDArray
 
 from ..errors import ModelSpecError
 from ..simulate import INPUT_HOLDS, OUTPUT_CHANNELS
+from ..progress import ProgressFn
 
 __all__ = ["METHODS", "INITIAL_STATES", "Prior", "FitOptions", "ProgressFn", "FloatArray"]
 
 FloatArray = NDArray[np.float64]
-ProgressFn = Callable[[str, float, str], None]
 
 METHODS: tuple[str, ...] = ("two-stage", "equation-error", "output-error")
 INITIAL_STATES: tuple[str, ...] = ("auto", "estimate", "rest", "data")

@@ -18,7 +18,7 @@ is how stage 2 carries stage 1's uncertainty over.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +30,7 @@ from ..models import TermModel
 from ..params import FloatArray
 from ..record import Record
 from ..simulate import simulate
+from ..progress import ProgressFn
 from .plateaus import Plateau
 from .steady import curve_force
 
@@ -160,9 +161,9 @@ def evaluate(data: JointData, values: Mapping[str, float], offsets: FloatArray, 
 
 def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
           offsets: FloatArray | None = None, max_nfev: int = 100,
-          progress: Callable[[float, str], None] | None = None) -> JointSolution:
+          progress: ProgressFn | None = None, stage: str = "joint") -> JointSolution:
     """Least squares over the parameters ``free`` and every record's offset, from ``values``;
-    ``progress(fraction, message)`` is called after each evaluation."""
+    ``progress(stage, fraction, message)`` is called after each evaluation."""
     names = data.model.param_names
     nrec = len(data.records)
     p = len(names)
@@ -187,7 +188,7 @@ def solve(data: JointData, values: Mapping[str, float], free: Sequence[str], *,
             cache[key] = evaluate(data, vals, off)
             count[0] += 1
             if progress is not None:
-                progress(min(count[0] / max_nfev, 1.0), f"evaluation {count[0]}")
+                progress(stage, min(count[0] / max_nfev, 1.0), f"evaluation {count[0]}")
         return cache[key]
 
     def fun(u: FloatArray) -> FloatArray:

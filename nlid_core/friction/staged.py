@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -133,11 +133,6 @@ def identify_friction(
     mass = fixed.get("m0")
     stages: list[Stage] = []
 
-    def report(stage: str) -> Callable[[float, str], None] | None:
-        if progress is None:
-            return None
-        return lambda frac, msg: progress(stage, frac, msg)
-
     # ---------------------------------------------------------------- stage 1: plateaus and the steady curve
     if progress is not None:
         progress("steady", 0.0, "finding plateaus")
@@ -204,13 +199,13 @@ def identify_friction(
         best = _scan_start(data, ps.as_dict(), s2_free)
         k_start = best["sigma0"]
         ps = ps.with_values(best)
-    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev, progress=report("presliding"))
+    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev, progress=progress, stage="presliding")
     nfev2 = sol.nfev
     if not sol.success:
         # from σ0 three times smaller and larger; the attempt with the lowest cost is kept
         for mult in (0.3, 3.0):
             sol2 = joint.solve(data, {**ps.as_dict(), "sigma0": k_start * mult}, s2_free, max_nfev=opts.max_nfev,
-                               progress=report("presliding"))
+                               progress=progress, stage="presliding")
             nfev2 += sol2.nfev
             if sol2.success and (not sol.success or sol2.cost < sol.cost):
                 sol = sol2
@@ -291,7 +286,8 @@ def identify_friction(
     if opts.polish:
         t0 = time.perf_counter()
         pdata = dataclasses.replace(data, points=tuple(points), weights=curve_weights(points, values, lugre_curve))
-        pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=report("polish"))
+        pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=progress,
+                          stage="polish")
         timing["stage3_s"] = time.perf_counter() - t0
         if pol.success:
             Jp = pol.jacobian[:, [pol.names.index(n) for n in names]

@@ -31,7 +31,7 @@ import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
+from ..progress import ProgressFn
 from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_shift, record_error
 from .data import MdofRecord
 from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
@@ -50,7 +51,6 @@ from .spec import MdofModel
 __all__ = ["ChannelFit", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
 
 FloatArray = NDArray[np.float64]
-ProgressFn = Callable[[str, float, str], None]
 
 #: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02) ...
 GAIN_TOL = 1e-2

@@ -25,7 +25,7 @@ import fnmatch
 import glob
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,6 +33,7 @@ from ..errors import ModelSpecError
 from ..tomlfile import read_toml
 from ..metrics import percent_text
 from ..params import ParameterSet
+from ..progress import ProgressFn
 from .data import MdofRecord
 from .fit import MdofFit, fit_records
 from .spec import MdofModel
@@ -40,7 +41,6 @@ from .spec import MdofModel
 __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "held_out", "dump_plan", "one_shot", "parse_plan",
            "run_stage", "run_stages", "select", "toml_tables", "ROLLED_BACK", "StageStep", "advance"]
 
-ProgressFn = Callable[[str, float, str], None]
 #: Iterations of a stage before the last (its estimates are starting values; the joint stage refines them).
 EARLY_ITERATIONS = 30
 #: A stage's estimates count as firm when every relative standard error is below this.

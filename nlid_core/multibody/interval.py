@@ -44,6 +44,7 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
+from ..progress import CancelFn, ProgressFn
 from .inverse import UNITS, _check_names, check_trajectory, identify_trajectory
 from .pendulum import PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, tip_response
 from .surrogate import ChebyshevSurrogate, build_surrogate, sample_design
@@ -53,8 +54,8 @@ __all__ = ["Interval", "IntervalBounds", "Response", "ForwardAnalysis", "Inverse
            "interval_inverse", "compare_swarms", "DOMAIN_FACTOR", "BOUNDS_COLUMNS"]
 
 FloatArray = NDArray[np.float64]
-ProgressFn = Callable[[float, str], None]
-CancelFn = Callable[[], bool]
+#: Progress stage of the forward analysis (the inverse problems report ``"interval inverse"``).
+FORWARD = "interval forward"
 
 #: Columns of a bounds table.
 BOUNDS_COLUMNS = ("t", "x_B_min", "x_B_max", "y_B_min", "y_B_max")
@@ -329,9 +330,10 @@ class InverseResult:
                                                 if math.isfinite(self.surrogate_holdout_rms) else None)}}
 
 
-def _say(progress: ProgressFn | None, cancel: CancelFn | None, frac: float, text: str) -> None:
+def _say(progress: ProgressFn | None, cancel: CancelFn | None, frac: float, text: str, stage: str = "interval inverse"
+         ) -> None:
     if progress is not None:
-        progress(frac, text)
+        progress(stage, frac, text)
     if cancel is not None and cancel():
         raise SimulationError("cancelled")
 
@@ -419,15 +421,15 @@ def interval_forward(intervals: Sequence[Interval], *, fixed: Mapping[str, float
         raise ModelSpecError(f"interval(s) of {', '.join(degenerate)} have zero width: hold them fixed instead")
     fn = Response(names=names, fixed=fx, spec=spec, settings=settings, t_end=float(t_end), dt_out=float(dt_out))
     with _OwnRunner(runner) as run_obj:
-        _say(progress, cancel, 0.0, "surrogate: forward runs")
+        _say(progress, cancel, 0.0, "surrogate: forward runs", FORWARD)
         sur = build_surrogate(fn, lower, upper, order=order, kind=kind, names=names, seed=seed, runner=run_obj,
-                              progress=lambda f, s: _say(progress, cancel, 0.75 * f, f"surrogate: {s}"))
+                              progress=lambda _, f, s: _say(progress, cancel, 0.75 * f, f"surrogate: {s}", FORWARD))
         d = len(names)
         rng = np.random.default_rng(seed + 1)
         eta = np.vstack([np.zeros((1, d)), rng.uniform(-0.9, 0.9, size=(n_check - 1, d))])
         corners = np.array(np.meshgrid(*[[-1.0, 1.0]] * d, indexing="ij")).reshape(d, -1).T
         pts = lower + (upper - lower) * (np.vstack([eta, corners]) + 1.0) / 2.0
-        _say(progress, cancel, 0.78, f"{len(pts)} check runs (held-out points and corners)")
+        _say(progress, cancel, 0.78, f"{len(pts)} check runs (held-out points and corners)", FORWARD)
         vals = np.asarray(run_obj.map(fn, list(pts)), dtype=np.float64)
     check, corner_vals = vals[:n_check], vals[n_check:]
     err = sur.evaluate(pts[:n_check]) - check
@@ -436,7 +438,7 @@ def interval_forward(intervals: Sequence[Interval], *, fixed: Mapping[str, float
     # the true runs are inside the box: the bounds must contain them (surrogate error aside)
     lo = np.minimum(lo, vals.min(axis=0))
     hi = np.maximum(hi, vals.max(axis=0))
-    _say(progress, cancel, 1.0, "done")
+    _say(progress, cancel, 1.0, "done", FORWARD)
     return ForwardAnalysis(success=True, message=f"surrogate of order {order} ({kind}) from {sur.samples.shape[0]}"
                                                  f" runs; held-out error {np.sqrt(np.mean(err**2)):.3g} m rms",
                            intervals=ivs, fixed=fx, surrogate=sur, bounds=IntervalBounds.from_vectors(t, lo, hi),
@@ -476,7 +478,7 @@ def _prepare(bounds: IntervalBounds, free: Sequence[str], fixed: Mapping[str, fl
     _say(progress, cancel, 0.0, "first estimate: least squares on the mid-line of the bounds")
     mid = identify_trajectory(t, 0.5 * (bounds.x_min + bounds.x_max), 0.5 * (bounds.y_min + bounds.y_max),
                               free=names, fixed=fx, spec=spec, settings=settings,
-                              progress=lambda f, s: _say(progress, cancel, 0.2 * f, f"first estimate: {s}"))
+                              progress=lambda _, f, s: _say(progress, cancel, 0.2 * f, f"first estimate: {s}"))
     runs += mid.forward_runs
     centre = np.array([p.value for p in mid.parameters])
     run = mid.fitted
@@ -512,7 +514,7 @@ def _prepare(bounds: IntervalBounds, free: Sequence[str], fixed: Mapping[str, fl
             upper = np.array([iv.upper for iv in dom])
             lo_f, hi_f = 0.2 + 0.6 * k / passes, 0.2 + 0.6 * (k + 1) / passes
             sur = build_surrogate(fn, lower, upper, order=order, kind=kind, names=names, seed=seed, runner=run_obj,
-                                  progress=lambda f, s: _say(progress, cancel, lo_f + (hi_f - lo_f) * f,
+                                  progress=lambda _, f, s: _say(progress, cancel, lo_f + (hi_f - lo_f) * f,
                                                              f"surrogate{' (refined)' if k else ''}: {s}"))
             # two held-out runs inside the domain: the surrogate's error where the swarm searches
             eta = sample_design(len(names), 2, seed=seed + 7) * 0.8
@@ -562,7 +564,7 @@ def _solve(prep: _Prepared, method: str, population: int, iterations: int, seed:
     hi = np.repeat([iv.upper for iv in prep.domain], 2)
     fit = _fitness(prep)
     a, b = frac
-    say = lambda f, s: _say(progress, None, a + (b - a) * f, f"{method}: {s}")  # noqa: E731
+    say = lambda _, f, s: _say(progress, None, a + (b - a) * f, f"{method}: {s}")  # noqa: E731
     if method == "ipso":
         # the archive takes positions whose bounds match the given ones to ARCHIVE_RMS_M rms (the seed's h = 0.1
         # is in its own fitness units; in ours, m² summed over every bound, it would admit every position)

@@ -39,14 +39,13 @@ from scipy import optimize, stats
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
 from ..jsonsafe import finite_or_none
+from ..progress import CancelFn, ProgressFn
 from .pendulum import PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, simulate
 
 __all__ = ["ParameterEstimate", "DeterministicFit", "identify_trajectory", "start_angles", "check_trajectory",
            "UNITS", "METHODS"]
 
 FloatArray = NDArray[np.float64]
-ProgressFn = Callable[[float, str], None]
-CancelFn = Callable[[], bool]
 
 #: Unit of each parameter the inverse problems estimate.
 UNITS: Mapping[str, str] = {"theta1": "rad", "theta2": "rad", "E_ab": "Pa", "E_oa": "Pa"}
@@ -297,7 +296,7 @@ def identify_trajectory(t: ArrayLike, x_b: ArrayLike, y_b: ArrayLike, *,
     seed : int
         Seed of the swarm.
     progress : callable or None
-        ``progress(fraction, text)``.
+        ``progress(stage, fraction, message)`` (stage ``"fit"``).
     cancel : callable or None
         Returns True to stop (a cancelled fit raises ``SimulationError``).
 
@@ -326,7 +325,7 @@ def identify_trajectory(t: ArrayLike, x_b: ArrayLike, y_b: ArrayLike, *,
 
     def say(frac: float, text: str) -> None:
         if progress is not None:
-            progress(frac, text)
+            progress("fit", frac, text)
         if cancel is not None and cancel():
             raise SimulationError("the fit was cancelled")
 
@@ -439,7 +438,7 @@ def _swarm_start(names: Sequence[str], base: Mapping[str, float], tt: FloatArray
     run_obj = make_runner() if own else runner
     try:
         sur = build_surrogate(fn, lower, upper, order=4, kind="total", names=tuple(names), runner=run_obj,  # type: ignore[arg-type]
-                              progress=lambda f, s: say(0.05 + 0.5 * f, f"trajectory surrogate: {s}"))
+                              progress=lambda _, f, s: say(0.05 + 0.5 * f, f"trajectory surrogate: {s}"))
     finally:
         if own and hasattr(run_obj, "close"):
             run_obj.close()
@@ -449,5 +448,5 @@ def _swarm_start(names: Sequence[str], base: Mapping[str, float], tt: FloatArray
         out: FloatArray = np.sum((pred - data) ** 2, axis=1).astype(np.float64)
         return out
 
-    res = ipso(fitness, lower, upper, seed=seed, progress=lambda f, s: say(0.55 + 0.35 * f, f"swarm: {s}"))
+    res = ipso(fitness, lower, upper, seed=seed, progress=lambda _, f, s: say(0.55 + 0.35 * f, f"swarm: {s}"))
     return np.asarray(res.x, dtype=np.float64), int(sur.samples.shape[0]), [float(h) for h in res.history]

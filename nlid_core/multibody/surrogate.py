@@ -91,7 +91,8 @@ from scipy.stats import qmc
 
 from ..errors import ModelSpecError, SimulationError
 from ..params import FloatArray
-from ..runners import CancelFn, ProgressFn, Runner, SerialRunner
+from ..progress import CancelFn, ProgressFn
+from ..runners import Runner, SerialRunner
 
 __all__ = ["BASIS_KINDS", "ChebyshevSurrogate", "basis_indices", "build_surrogate", "fit_surrogate",
            "sample_design"]
@@ -903,7 +904,7 @@ def build_surrogate(fn: Callable[[FloatArray], Any], lower: ArrayLike, upper: Ar
     runner : Runner or None
         Where the runs go (:func:`nlid_core.runners.runner`); default serial.
     progress : callable or None
-        ``progress(fraction, text)`` after each run.
+        ``progress(stage, fraction, message)`` after each run.
     cancel : callable or None
         ``cancel() -> bool``, polled between runs.
 

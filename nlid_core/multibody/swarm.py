@@ -2,7 +2,7 @@ r"""Particle swarm minimisers over a box: standard PSO and the improved PSO of G
 
 Both minimise a *vectorised* fitness ``f(X) -> (k,)`` for a population ``X`` of shape (k, D) over the
 box :math:`[\ell, u]`, count fitness evaluations (rows), record the best fitness after the
-initialisation and after every iteration, report ``progress(fraction, text)`` and poll ``cancel()``
+initialisation and after every iteration, report ``progress(stage, fraction, message)`` and poll ``cancel()``
 once per iteration (a cancelled run returns its best point so far with ``success=False`` and message
 ``"cancelled"``). A non-finite fitness (e.g. a failed forward run) counts as :math:`+\infty`.
 Randomness comes only from ``seed``.
@@ -71,7 +71,7 @@ from numpy.typing import ArrayLike
 
 from ..errors import ModelSpecError
 from ..params import FloatArray
-from ..runners import CancelFn, ProgressFn
+from ..progress import CancelFn, ProgressFn
 
 __all__ = ["SWARMS", "SwarmFn", "SwarmResult", "ipso", "minimise", "pso"]
 
@@ -181,7 +181,7 @@ def pso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: i
     seed : int or numpy.random.Generator
         Source of randomness.
     progress : callable or None
-        ``progress(fraction, text)`` after each iteration.
+        ``progress(stage, fraction, message)`` after each iteration.
     cancel : callable or None
         ``cancel() -> bool``, polled before each iteration.
 
@@ -244,7 +244,7 @@ def pso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: i
         history.append(gval)
         done = it
         if progress is not None:
-            progress(it / n_it, f"pso iteration {it}/{n_it}: best fitness {gval:.6g}")
+            progress("pso", it / n_it, f"pso iteration {it}/{n_it}: best fitness {gval:.6g}")
     return _finish("pso", gbest, gval, history, evaluations, done, t0, 0, cancelled)
 
 
@@ -290,7 +290,7 @@ def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: 
     alpha : float
         Velocity scale of the sub-swarm-2 mutation.
     progress : callable or None
-        ``progress(fraction, text)`` after each iteration.
+        ``progress(stage, fraction, message)`` after each iteration.
     cancel : callable or None
         ``cancel() -> bool``, polled before each iteration.
 
@@ -388,7 +388,7 @@ def ipso(fitness: FitnessFn, lower: ArrayLike, upper: ArrayLike, *, population: 
         history.append(gval)
         done = it
         if progress is not None:
-            progress(it / n_it, f"ipso iteration {it}/{n_it}: best fitness {gval:.6g}, archive {arch_f.size}")
+            progress("ipso", it / n_it, f"ipso iteration {it}/{n_it}: best fitness {gval:.6g}, archive {arch_f.size}")
     return _finish("ipso", gbest, gval, history, evaluations, done, t0, int(arch_f.size), cancelled)
 
 
