@@ -151,32 +151,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{name}: {text}")
 
 
-#: Seconds each of the heavier test modules took in a full run on a quiet 2-core machine (``--durations=0``, summed
-#: per module). The workers of ``--dist loadfile`` take modules in collection order, so the heaviest go first and
-#: the run does not end with one long module on one worker while the other waits (longest first). Modules not
-#: listed keep their order after these; a stale figure only costs balance, never a test.
-_MODULE_SECONDS: dict[str, float] = {
-    "browser/test_dashboard.py": 146, "browser/test_lab_server.py": 64, "browser/test_study_cancel.py": 58,
-    "test_friction.py": 52, "test_batch.py": 47, "browser/test_isolation.py": 46, "test_multibody_inverse.py": 43,
-    "browser/test_volt_units.py": 38, "browser/test_batch_page.py": 35, "browser/test_mdof.py": 35,
-    "test_mdof.py": 35, "browser/test_data_split.py": 34, "app/test_pages.py": 34, "test_cli_model.py": 33,
-    "test_estimate.py": 26, "browser/test_broadband_evidence.py": 26, "test_cli.py": 26, "test_hostile_cli.py": 25,
-    "test_budgets.py": 25, "test_guard.py": 25, "app/test_mdof_page.py": 24, "test_boucwen.py": 23,
-    "test_nonlinearity.py": 21, "browser/test_oidc_sign_in.py": 20, "app/test_multibody_page.py": 20,
-    "app/test_friction_page.py": 20, "app/test_data_page.py": 19, "test_analysis.py": 18,
-    "app/test_studies_page.py": 17, "app/test_hygiene.py": 16, "app/test_hostile_uploads.py": 16,
-    "test_dynamics.py": 15, "browser/test_multibody.py": 15, "test_store.py": 15, "test_cli_studies.py": 14,
-    "browser/test_typed_terms.py": 13, "test_friction_figures.py": 11, "test_identify_general.py": 11,
-    "test_friction_experiments.py": 10, "test_multibody_pendulum.py": 9, "test_silverbox.py": 9,
-    "test_store_archive.py": 8, "test_figures.py": 8,
-}
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test by kind, from where it lives and what it uses (filtered by path: a hook in this
-    conftest sees every test of the session); then order the modules heaviest first (``_MODULE_SECONDS``)."""
+    conftest sees every test of the session)."""
     tests = Path(__file__).resolve().parent
-    weight: dict[str, float] = {}
     for item in items:
         path = Path(str(item.fspath)).resolve()
         try:
@@ -195,8 +173,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.lint)
         elif _starts_processes(path):
             item.add_marker(pytest.mark.subprocess)
-        weight[item.nodeid] = _MODULE_SECONDS.get(rel.as_posix(), 0.0)
-    items.sort(key=lambda it: -weight.get(it.nodeid, 0.0))  # stable: a module's tests stay together, in order
 
 
 def _is_fast_run(config: pytest.Config) -> bool:
