@@ -28,7 +28,7 @@ from .rk4 import integrate_rk4
 from .sdirk import integrate_sdirk
 
 __all__ = ["INPUT_HOLDS", "METHODS", "MAX_SUBSTEPS", "PlanRun", "Trajectory", "auto_substeps", "input_coefficients",
-           "integrate", "plan_rate", "run_plan"]
+           "integrate", "plan_rate", "run_plan", "status_text"]
 
 FloatArray = NDArray[np.float64]
 
@@ -133,7 +133,8 @@ def input_coefficients(t: FloatArray, u: FloatArray, input_hold: str) -> FloatAr
     return coef
 
 
-def _status(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | None]:
+def status_text(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | None]:
+    """(status name, message, failure time) of a run that stopped with ``code`` at sample ``idx``."""
     if code == evaluate.OK:
         return "ok", "simulation completed", None
     tf = float(t[min(idx, t.size - 1)])
@@ -326,7 +327,7 @@ def integrate(
     yo, qdd, sens, code, idx, used, steps = (run.states, run.accelerations, run.sens, run.code, run.index, run.method,
                                              run.steps)
     elapsed = time.perf_counter() - start
-    status, message, fail_time = _status(int(code), t_arr, int(idx))
+    status, message, fail_time = status_text(int(code), t_arr, int(idx))
     sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)} if sensitivities else None
     return Trajectory(
         t=t_arr, states=yo, accelerations=qdd, state_names=model.state_names,

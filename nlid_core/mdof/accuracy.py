@@ -20,13 +20,13 @@ truth by tens of standard errors; the residual's rms alone cannot show it (a bia
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["IntegrationCheck", "RICHARDSON", "SHIFT_TOL", "integration_shift"]
+__all__ = ["IntegrationCheck", "MAX_REFINEMENTS", "RICHARDSON", "SHIFT_TOL", "integration_shift"]
 
 FloatArray = NDArray[np.float64]
 
@@ -86,13 +86,3 @@ def integration_shift(a: FloatArray, g_err: FloatArray, s2: float, names: Sequen
     ratios = np.abs(delta) / se
     k = int(np.argmax(ratios))
     return IntegrationCheck(shift=np.asarray(delta, dtype=np.float64), ratio=float(ratios[k]), worst=names[k])
-
-
-def record_error(simulate_fine: Callable[[], FloatArray | None], r_coarse: FloatArray) -> FloatArray | None:
-    """Richardson estimate of the weighted error of a record's coarse run: ``simulate_fine`` returns the weighted
-    residual of the run with twice the substeps (None when it fails)."""
-    r_fine = simulate_fine()
-    if r_fine is None:
-        return None
-    out: FloatArray = RICHARDSON * (r_coarse - r_fine)
-    return out

@@ -79,7 +79,7 @@ def run(model: MdofModel, t: FloatArray, u: FloatArray, theta: FloatArray, *, he
         y0 = np.concatenate([q0, np.zeros(model.n_dof)])
     res = simulate(model.layout, np.asarray(t, dtype=np.float64), np.ascontiguousarray(u, dtype=np.float64), theta,
                    np.asarray(y0, dtype=np.float64), held=model.held_mask(held), sens=False, init_sens=False,
-                   hold="cubic", factor=REFERENCE_FACTOR)
+                   factor=REFERENCE_FACTOR)
     if not res.success:
         raise SimulationError(f"simulation failed: {res.message}")
     return res

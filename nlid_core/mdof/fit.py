@@ -41,7 +41,7 @@ from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
 from ..progress import ProgressFn
-from .accuracy import MAX_REFINEMENTS, SHIFT_TOL, IntegrationCheck, integration_shift, record_error
+from .accuracy import MAX_REFINEMENTS, RICHARDSON, SHIFT_TOL, IntegrationCheck, integration_shift
 from .data import MdofRecord
 from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
 from .normal import undetermined as undetermined_parameters
@@ -63,9 +63,6 @@ FAR_END = 3.0
 MIN_HORIZON = 400
 #: Records fitted side by side at most (threads; the compiled simulator releases the GIL).
 MAX_THREADS = 4
-#: Input reconstruction between samples: the not-a-knot cubic, as in the single-DOF fits (a first-order hold
-#: biases every estimate by the input's curvature, ~h²·f''/8, far beyond the intervals of a quiet record).
-INPUT_HOLD = "cubic"
 
 
 # ---------------------------------------------------------------------------------------------------- problem
@@ -94,7 +91,7 @@ def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: Fl
     out_idx = [model.dof_names.index(d) for d in rec.output_names]
     u = _inputs(model, rec)
     res = simulate(model.layout, rec.t, u, theta, y0, held=held, sens=want, init_sens=want, outputs=out_idx,
-                   nsub=nsub, hold=INPUT_HOLD)
+                   nsub=nsub)
     if not res.success:
         return None, f"record `{rec.name}`: {res.message}"
     pred = res.q[:, out_idx]
@@ -545,14 +542,10 @@ def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: S
             errs.append(Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
             continue
 
-        def fine(k: int = k, rec: MdofRecord = rec, b: Block = b) -> FloatArray | None:
-            blk, _ = _simulate_block(model, rec, theta, state.inits[k], helds[k], sig[k], False, 2 * b.nsub)
-            return None if blk is None else blk.r
-
-        e = record_error(fine, b.r)
-        if e is None:
+        fine, _ = _simulate_block(model, rec, theta, state.inits[k], helds[k], sig[k], False, 2 * b.nsub)
+        if fine is None:
             return None
-        errs.append(Block(r=e, jp=b.jp, ji=b.ji))
+        errs.append(Block(r=RICHARDSON * (b.r - fine.r), jp=b.jp, ji=b.ji))
     a, g_err = normal_equations(errs, free_idx, scale, init_sizes)
     n_res = max(sum(b.r.size for b in state.blocks) - a.shape[0], 1)
     return integration_shift(a, g_err, 2 * state.cost / n_res, free, RANK_TOL)

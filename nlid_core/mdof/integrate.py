@@ -27,8 +27,8 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ..dynamics.evaluate import input_at, spectral_radius
-from ..dynamics.integrate import (INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, _status, auto_substeps, input_coefficients,
-                                  run_plan)
+from ..dynamics.integrate import (INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, auto_substeps, input_coefficients,
+                                  run_plan, status_text)
 from ..dynamics.rk4 import STABILITY_LIMIT, _record
 from ..errors import ModelSpecError
 from ..status import DIVERGED, GIMBAL_LOCK, NAMES, NONPOSITIVE_MASS, OK, STIFF
@@ -249,7 +249,7 @@ def simulate(
     init_sens: bool = True,
     outputs: Sequence[int] | None = None,
     nsub: int | None = None,
-    hold: str = "foh",
+    hold: str = "cubic",
     factor: int = 1,
 ) -> MdofRun:
     """Simulate a multi-DOF model from ``y0`` driven by ``u``, with exact sensitivities.
@@ -275,8 +275,9 @@ def simulate(
         Indices into ``[q, q̇, q̈]`` whose sensitivities are returned (default: the positions).
     nsub : int or None
         RK4 substeps per sample interval (None: chosen from the linearisation at the start).
-    hold : {"foh", "zoh", "cubic"}
-        Input reconstruction between samples.
+    hold : {"cubic", "foh", "zoh"}
+        Input reconstruction between samples: the not-a-knot cubic by default, as in single-DOF simulations (a
+        first-order hold biases every estimate fitted with it by the input's curvature, ~h²·f''/8).
     factor : int
         Multiplies the automatic substeps (a reference run far more accurate than the fits that use it).
 
@@ -345,8 +346,7 @@ def _simulate_lumped(lp: LumpedPlan, t: FloatArray, coef: FloatArray, theta: Flo
                      held: NDArray[np.bool_], want: bool, out: tuple[int, ...], init: tuple[int, ...],
                      nsub: int | None, factor: int) -> MdofRun:
     """A lumped model on the general layer (:mod:`.lumped`): RK4 or SDIRK4 with the automatic stiff switch."""
-    n, npar = lp.plan.n_dof, lp.n_params
-    nst = lp.n_states
+    n, nst = lp.plan.n_dof, lp.n_states
     plan = replace(lp.plan, dof_in=lp.dof_in(held))
     th = lp.theta(theta)
     y = np.concatenate([y0, np.zeros(nst - 2 * n)])
@@ -368,7 +368,7 @@ def _simulate_lumped(lp: LumpedPlan, t: FloatArray, coef: FloatArray, theta: Flo
     if code == OK:
         message = f"simulation completed ({run.method})"
     else:
-        message = _status(code, t, run.index)[1]
+        message = status_text(code, t, run.index)[1]
     status = STATUS_NAMES.get(code, "diverged")
     sens_arr = lp.fold(run.sens) if want else None
     return MdofRun(
