@@ -15,7 +15,14 @@ batch items: :mod:`nlid_core.runners`). This module holds what they share:
 * :func:`run_module` hands a JSON request to ``python -m MODULE`` on standard input (a worker
   started for it, or one started ahead that has done its imports: :func:`prestart`), waits at most
   a wall-clock limit, kills the worker's whole session on the way out (a timeout, an exception, an
-  interrupted caller) and returns the wait status with the CPU time and peak memory it used.
+  interrupted caller) and returns the wait status with the CPU time and peak memory it used (the
+  parse guard, typed-term vetting);
+* :func:`worker_context` is the ``multiprocessing`` context of every worker that runs a function of
+  ours (dashboard jobs, the process runner of batches): one *forkserver* per server process that
+  has imported the modules its users preload, so a worker starts in milliseconds with the compiled
+  kernels loaded; ``spawn`` where there is no forkserver. Workers named :data:`WORKER_PREFIX` do not
+  re-run the starting process's main script (under Streamlit, the whole dashboard);
+* :func:`single_threaded` sets one thread per numeric library in a worker (:data:`THREAD_ENV`).
 
 References
 ----------
@@ -37,14 +44,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PARENT_PID_ENV", "CpuBudgetExceeded", "WorkerExit", "cpu_budget", "die_with_parent", "kill_session",
-           "limit_self", "prestart", "run_module"]
+__all__ = ["PARENT_PID_ENV", "THREAD_ENV", "WORKER_PREFIX", "CpuBudgetExceeded", "WorkerExit", "cpu_budget",
+           "die_with_parent", "kill_session", "limit_self", "prestart", "run_module", "single_threaded",
+           "worker_context"]
 
 #: Environment variable through which :func:`run_module` tells a worker its parent's pid.
 PARENT_PID_ENV = "NLID_PARENT_PID"
@@ -52,6 +60,11 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[1])
 _PR_SET_PDEATHSIG = 1
 _POLL_S = 0.005
 _WATCH_S = 0.5
+#: Thread-count settings of the numeric libraries; a worker sets each to 1 (:func:`single_threaded`).
+THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+              "NUMBA_NUM_THREADS")
+#: Name prefix of the ``multiprocessing`` workers that must not re-run the main script.
+WORKER_PREFIX = "nlid-"
 
 
 def limit_self(*, cpu_s: float | None = None, memory_bytes: int | None = None, file_bytes: int | None = None,
@@ -207,10 +220,65 @@ class WorkerExit:
         return os.WEXITSTATUS(self.status) if not self.timed_out and os.WIFEXITED(self.status) else None
 
 
+def single_threaded() -> None:
+    """One thread per numeric library in this process (set before they start their thread pools)."""
+    for name in THREAD_ENV:
+        os.environ[name] = "1"
+
+
+def _without_main(get_preparation_data: Callable[[str], dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
+    """``multiprocessing.spawn.get_preparation_data`` that tells our workers not to re-run the main script.
+
+    multiprocessing re-runs the parent's ``__main__`` in each new process. Under Streamlit,
+    ``__main__`` is the app script, which would run the whole dashboard once more in every worker.
+    Our workers need nothing from it (functions are sent by module and name), so for processes named
+    ``WORKER_PREFIX...`` the entries that ask for it are dropped; other processes are untouched.
+    """
+
+    def prepare(name: str) -> dict[str, Any]:
+        data = get_preparation_data(name)
+        if name.startswith(WORKER_PREFIX):
+            data.pop("init_main_from_path", None)
+            data.pop("init_main_from_name", None)
+        return data
+
+    prepare.nlid_without_main = True  # type: ignore[attr-defined]
+    return prepare
+
+
+_CTX_LOCK = threading.Lock()
+_PRELOAD: list[str] = []
+
+
+def worker_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The ``multiprocessing`` context of this process's function workers: the forkserver (``spawn``
+    where there is none).
+
+    Parameters
+    ----------
+    preload : sequence of str
+        Modules the forkserver imports before it forks its first worker (added to those of earlier
+        calls; the forkserver is one per process and takes the list it has when it starts).
+    """
+    from multiprocessing import spawn
+
+    with _CTX_LOCK:
+        if not getattr(spawn.get_preparation_data, "nlid_without_main", False):
+            spawn.get_preparation_data = _without_main(spawn.get_preparation_data)  # type: ignore[assignment]
+        if "forkserver" not in multiprocessing.get_all_start_methods():
+            return multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context("forkserver")
+        wanted = [m for m in preload if m not in _PRELOAD]
+        if wanted:
+            _PRELOAD.extend(wanted)
+            ctx.set_forkserver_preload(list(_PRELOAD))
+        return ctx
+
+
 def _worker_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    for var in THREAD_ENV:
         env[var] = "1"
     env["ARROW_DEFAULT_MEMORY_POOL"] = "system"  # no large virtual reservations under the address-space cap
     env["MALLOC_ARENA_MAX"] = "2"

@@ -12,7 +12,8 @@ where it runs changes):
     A plain loop in the calling thread.
 ``processes``
     A :class:`concurrent.futures.ProcessPoolExecutor` whose worker processes start by
-    ``forkserver`` (``spawn`` where that is unavailable), never by ``fork``: the dashboard runs
+    the process's one forkserver (:func:`nlid_core.isolation.worker_context`; ``spawn`` where that
+    is unavailable), never by ``fork``: the dashboard runs
     threads, and forking a threaded process can deadlock a child (Python documentation,
     :mod:`multiprocessing`, "Contexts and start methods"). The function must therefore be picklable:
     a module-level function or a picklable callable object, not a lambda or closure. The pool is
@@ -36,7 +37,6 @@ Use a runner as a context manager so its pool or client is closed::
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import time
@@ -47,6 +47,7 @@ from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ModelSpecError, SimulationError
+from .isolation import worker_context
 from .progress import CancelFn, ProgressFn
 
 __all__ = ["CancelFn", "DaskRunner", "ProcessRunner", "ProgressFn", "RUNNER_KINDS", "Runner", "SerialRunner",
@@ -159,11 +160,6 @@ class SerialRunner(_Closable):
         return out
 
 
-def _start_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
 def _worker_start(parent_pid: int) -> None:
     """Initializer of each pool worker: it ends with the process that started the pool (a killed batch
     command leaves no worker computing; :func:`nlid_core.isolation.die_with_parent`)."""
@@ -198,7 +194,7 @@ class ProcessRunner(_Closable):
 
     def _executor(self) -> ProcessPoolExecutor:
         if not self._pool:
-            self._pool.append(ProcessPoolExecutor(max_workers=self.workers, mp_context=_start_context(),
+            self._pool.append(ProcessPoolExecutor(max_workers=self.workers, mp_context=worker_context(),
                                                   initializer=_worker_start, initargs=(os.getpid(),)))
         return self._pool[0]
 

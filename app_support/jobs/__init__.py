@@ -40,7 +40,7 @@ Start-up
     :mod:`nlid_core` and loaded its compiled kernels once (the first job pays
     that, 1-2 s); later jobs start in about 10-30 ms. Workers do not re-run
     the server's main script (under Streamlit that is ``app.py``: see
-    :func:`_without_main`). Where there is no forkserver, workers are spawned
+    :mod:`nlid_core.isolation`). Where there is no forkserver, workers are spawned
     (slower, same behaviour).
 
 ``NLID_JOBS_INLINE=1`` runs jobs in the server process with the same API (no

@@ -5,11 +5,12 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import signal
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from multiprocessing import forkserver
 from typing import Any
+
+from nlid_core.isolation import WORKER_PREFIX, worker_context
 
 from .settings import CPU_ENV, MEMORY_ENV, PRELOAD, WALL_ENV, JobCancelled, JobError, Limits, Progress, _inline
 from .transport import _dumps, _loads, _reference
@@ -17,52 +18,13 @@ from .worker import _worker_main
 
 #: The package the forkserver imports first (its ``warmup`` module prepares the forkserver).
 _PACKAGE = __name__.rpartition(".")[0]
-#: Name prefix of the worker processes.
-_PROCESS_PREFIX = "nlid-job "
-
-_CTX_LOCK = threading.Lock()
-_CTX: Any = None
-
-
-def _without_main(get_preparation_data: Callable[[str], dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
-    """``multiprocessing.spawn.get_preparation_data`` that tells our workers not to re-run the main script.
-
-    multiprocessing re-runs the parent's ``__main__`` in each new process. Under
-    Streamlit, ``__main__`` is the app script (``app.py``), which would run the
-    whole dashboard once more in every worker. Our workers need nothing from it
-    (the function is imported by its module name), so for processes named
-    ``nlid-job ...`` the entries that ask for it are dropped; other processes
-    are untouched.
-    """
-
-    def prepare(name: str) -> dict[str, Any]:
-        data = get_preparation_data(name)
-        if name.startswith(_PROCESS_PREFIX):
-            data.pop("init_main_from_path", None)
-            data.pop("init_main_from_name", None)
-        return data
-
-    prepare.nlid_without_main = True  # type: ignore[attr-defined]
-    return prepare
+#: Name prefix of the worker processes (they do not re-run the main script: :mod:`nlid_core.isolation`).
+_PROCESS_PREFIX = f"{WORKER_PREFIX}job "
 
 
 def _context() -> Any:
-    """The multiprocessing context of the workers (forkserver with our preload, or spawn)."""
-    global _CTX
-    with _CTX_LOCK:
-        if _CTX is None:
-            from multiprocessing import spawn
-
-            if not getattr(spawn.get_preparation_data, "nlid_without_main", False):
-                spawn.get_preparation_data = _without_main(spawn.get_preparation_data)  # type: ignore[assignment]
-            ctx: Any
-            if "forkserver" in multiprocessing.get_all_start_methods():
-                ctx = multiprocessing.get_context("forkserver")
-                ctx.set_forkserver_preload([_PACKAGE, *PRELOAD])
-            else:
-                ctx = multiprocessing.get_context("spawn")
-            _CTX = ctx
-        return _CTX
+    """The multiprocessing context of the workers (the forkserver with our preload, or spawn)."""
+    return worker_context([_PACKAGE, *PRELOAD])
 
 
 def prestart() -> None:

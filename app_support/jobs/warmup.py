@@ -4,13 +4,13 @@ up the core once so that every worker forked from it starts with the kernels loa
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from importlib import import_module
 from multiprocessing import forkserver
 
+from nlid_core.isolation import single_threaded
+
 from .settings import PRELOAD
-from .worker import _THREAD_ENV
 
 _LOG = logging.getLogger(__name__)
 
@@ -26,8 +26,7 @@ def _imported_by_forkserver() -> bool:
 
 
 def _prepare_forkserver() -> None:
-    for name in _THREAD_ENV:
-        os.environ[name] = "1"
+    single_threaded()
     try:
         for module in PRELOAD:
             import_module(module)

@@ -9,20 +9,16 @@ import time
 from typing import Any
 
 from nlid_core.errors import NlidError
-from nlid_core.isolation import die_with_parent, limit_self
+from nlid_core.isolation import die_with_parent, limit_self, single_threaded
 
 from .settings import PROGRESS_EVERY_S, Limits
 from .transport import _dumps, _loads, _resolve
-
-_THREAD_ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-               "NUMBA_NUM_THREADS")
 
 _LOG = logging.getLogger(__name__)
 
 
 def _apply_limits(limits: Limits) -> None:
-    for name in _THREAD_ENV:
-        os.environ[name] = "1"
+    single_threaded()
     limit_self(cpu_s=limits.cpu_s, memory_bytes=limits.memory_mb * 1024 * 1024, nice=limits.nice,
                hard_cpu_margin_s=30)  # SIGXCPU at the soft limit, SIGKILL 30 s later
 

@@ -83,6 +83,14 @@ def test_start_up_is_small_after_the_first_job():
     assert second.startup_s is not None and second.startup_s >= 0.0
 
 
+def test_jobs_and_the_process_runner_share_one_forkserver_context():
+    """One isolation module: the jobs' context is the process runner's, with the jobs' preload added."""
+    from nlid_core.isolation import WORKER_PREFIX, worker_context
+
+    assert worker_context() is jobs.process._context()
+    assert jobs.process._PROCESS_PREFIX.startswith(WORKER_PREFIX)
+
+
 def test_workers_are_limited_niced_and_single_threaded(monkeypatch):
     monkeypatch.setenv(jobs.MEMORY_ENV, "3000")
     assert jobs.run_job(resource.getrlimit, (resource.RLIMIT_AS,)) == (3000 * 2**20, 3000 * 2**20)
