@@ -6,7 +6,10 @@
   a docstring, and every parameter of a public function is named in its docstring.
 * Only ``cli/__init__.py`` prints; no function has a mutable default argument.
 * ``docs/architecture.md`` names every module file, so the page cannot silently fall behind the code.
-* Package-internal imports form no cycle (the one-way dependency chain the page describes).
+* Package-internal imports form no cycle at any depth: between the top-level modules and packages
+  (lazy imports included) and between the module files at import time.
+* The page's dependency rows are the imports: every top-level node's module-level and lazy imports
+  are the ones its row lists, and each points to a node listed above it.
 """
 
 from __future__ import annotations
@@ -273,35 +276,189 @@ def test_code_rules_detect_violations() -> None:
     assert _mutable_defaults(tree) == ["f (line 1)", "m (line 4)", "<lambda> (line 6)"]
 
 
-def test_internal_imports_have_no_cycle() -> None:
-    modules = {_rel(p)[: -len(".py")].replace("/", "."): _parse(p) for p in _module_files()}
-    graph: dict[str, set[str]] = {}
-    for name, tree in modules.items():
-        deps: set[str] = set()
-        for node in ast.walk(tree):
-            # relative imports of top-level modules (module level and inside functions)
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and "." not in name:
-                targets = [node.module] if node.module else [a.name for a in node.names]
-                deps.update(t.split(".")[0] for t in targets if t)
-        graph[name] = {d for d in deps if d in modules and d != name}
-    graph.pop("__init__", None)  # the package itself re-exports everything
-    for deps in graph.values():
-        deps.discard("__init__")
-    visiting: list[str] = []
-    done: set[str] = set()
+def _type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
-    def visit(node: str) -> None:
+
+def _internal_imports(path: Path) -> list[tuple[tuple[str, ...], bool]]:
+    """Every nlid_core import of a module file: (the imported module's path in the package, at import time).
+
+    ``from .pkg import name`` gives ``pkg.name`` (the name may be a submodule or an attribute; callers
+    take the longest prefix that is a module). Imports inside functions are not at import time;
+    imports under ``if TYPE_CHECKING`` are skipped.
+    """
+    parts = path.relative_to(PACKAGE_DIR).with_suffix("").parts
+    package = parts[:-1]
+    found: list[tuple[tuple[str, ...], bool]] = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking_block(child):
+                continue
+            lazy = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package[: len(package) - child.level + 1]
+                    module = tuple(child.module.split(".")) if child.module else ()
+                elif child.module and _top(child.module) == "nlid_core":
+                    base, module = (), tuple(child.module.split(".")[1:])
+                else:
+                    base, module = (), None  # type: ignore[assignment]
+                if module is not None:
+                    for alias in child.names:
+                        found.append(((*base, *module, alias.name), not lazy))
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    if _top(alias.name) == "nlid_core" and "." in alias.name:
+                        found.append((tuple(alias.name.split(".")[1:]), not lazy))
+            walk(child, lazy)
+
+    walk(_parse(path), False)
+    return found
+
+
+def _module_names() -> dict[tuple[str, ...], Path]:
+    names = {}
+    for p in _module_files():
+        parts = p.relative_to(PACKAGE_DIR).with_suffix("").parts
+        names[parts[:-1] if parts[-1] == "__init__" else parts] = p
+    return names
+
+
+def _resolve(target: tuple[str, ...], names: dict[tuple[str, ...], Path]) -> tuple[str, ...] | None:
+    for k in range(len(target), 0, -1):
+        if target[:k] in names:
+            return target[:k]
+    return None
+
+
+def _import_graph(*, lazy: bool) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
+    """Module → the modules it imports (at import time only, or also inside functions)."""
+    names = _module_names()
+    graph: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for name, path in names.items():
+        deps: set[tuple[str, ...]] = set()
+        for target, at_import in _internal_imports(path):
+            module = _resolve(target, names)
+            if module is not None and module != name and (at_import or lazy):
+                deps.add(module)
+        graph[name] = deps
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]] | dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[str]:
+    """One cycle of ``graph`` (its nodes in order), or []."""
+    visiting: list[object] = []
+    done: set[object] = set()
+
+    def visit(node: object) -> list[object]:
         if node in done:
-            return
-        assert node not in visiting, "import cycle: " + " -> ".join([*visiting[visiting.index(node) :], node])
+            return []
+        if node in visiting:
+            return [*visiting[visiting.index(node):], node]
         visiting.append(node)
-        for dep in sorted(graph.get(node, ())):
-            visit(dep)
+        for dep in sorted(graph.get(node, ()), key=str):  # type: ignore[call-overload]
+            found = visit(dep)
+            if found:
+                return found
         visiting.pop()
         done.add(node)
+        return []
 
-    for module in sorted(graph):
-        visit(module)
+    for start in sorted(graph, key=str):
+        found = visit(start)
+        if found:
+            return [".".join(n) if isinstance(n, tuple) else str(n) for n in found]
+    return []
+
+
+def test_cycle_finder_finds_cycles() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+def test_module_files_import_no_cycle_at_import_time() -> None:
+    """A cycle among module files at import time (at any depth of the packages) makes import order matter."""
+    graph = _import_graph(lazy=False)
+    # a package's __init__ re-exporting its submodules is the one allowed back edge: drop package → child
+    for name in graph:
+        graph[name] = {d for d in graph[name] if d[: len(name)] != name or len(name) == 0 or name not in _module_names()
+                       or _module_names()[name].name != "__init__.py"}
+    graph.pop((), None)
+    for deps in graph.values():
+        deps.discard(())
+    assert not _cycle(graph), "import cycle: " + " -> ".join(_cycle(graph))
+
+
+def _node_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Top-level modules and packages → the nodes they import at import time, and inside functions."""
+    eager: dict[str, set[str]] = {}
+    lazy: dict[str, set[str]] = {}
+    names = _module_names()
+    for name, path in names.items():
+        if not name:
+            continue
+        node = name[0]
+        eager.setdefault(node, set())
+        lazy.setdefault(node, set())
+        for target, at_import in _internal_imports(path):
+            module = _resolve(target, names)
+            if module is None or not module or module[0] == node:
+                continue
+            (eager if at_import else lazy)[node].add(module[0])
+    for node in lazy:
+        lazy[node] -= eager[node]
+    return eager, lazy
+
+
+def _documented_rows() -> list[tuple[list[str], set[str], set[str]]]:
+    """The top-level rows of the page's *Module dependencies*: (nodes, module-level deps, lazy deps)."""
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    block = text.split("## Module dependencies", 1)[1].split("```", 2)[1]
+    rows: list[str] = []
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith(" ") and rows:
+            rows[-1] += " " + line.strip()
+        else:
+            rows.append(line.strip())
+    parsed = []
+    for row in rows:
+        head, _, tail = row.partition("←")
+        head = re.sub(r"\([^)]*\)", "", head)
+        tail = re.sub(r"\([^)]*\)", "", tail)
+        nodes = [n.strip() for n in head.split(",") if n.strip()]
+        eager = {d.strip() for d in re.split(r"[,;]", tail) if d.strip() and not d.strip().startswith("~")}
+        lazy = {d.strip()[1:] for d in re.split(r"[,;]", tail) if d.strip().startswith("~")}
+        parsed.append((nodes, eager, lazy))
+    return parsed
+
+
+def test_dependency_rows_of_the_page_are_the_imports() -> None:
+    eager, lazy = _node_graph()
+    rows = _documented_rows()
+    listed: list[str] = []
+    problems: list[str] = []
+    for nodes, doc_eager, doc_lazy in rows:
+        for node in nodes:
+            if node == "__init__":
+                continue
+            if node not in eager:
+                problems.append(f"{node}: listed but no such module or package")
+                continue
+            if eager[node] != doc_eager:
+                problems.append(f"{node}: imports {sorted(eager[node])} at module level, the page says {sorted(doc_eager)}")
+            if lazy[node] != doc_lazy:
+                problems.append(f"{node}: imports {sorted(lazy[node])} inside functions only, the page says {sorted(doc_lazy)}")
+            later = (eager[node] | lazy[node]) - set(listed) - {"__init__"}
+            if later:
+                problems.append(f"{node}: imports {sorted(later)}, listed below it (a cycle or a wrong order)")
+        listed.extend(nodes)
+    missing = sorted(set(eager) - set(listed))
+    if missing:
+        problems.append(f"not on the page: {missing}")
+    assert not problems, "docs/architecture.md, Module dependencies:\n" + "\n".join(problems)
 
 
 # --------------------------------------------------------------------------- documentation
