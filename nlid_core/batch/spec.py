@@ -27,12 +27,7 @@ the table and key, e.g. ``[[variant]] #2 `method```.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import glob
-import os
 import hashlib
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +36,11 @@ from typing import Any
 from ..jsonsafe import finite_or_none
 from ..tomlfile import read_toml
 from ..errors import DataValidationError, ModelSpecError
+from .fields import (
+    MAX_LABEL, MAX_STRING, _bounds, _integer, _label, _number, _string, _strings, _table, _unknown, _values,
+    _where
+)
+from .sources import MAX_FILES, RecordSource, _Walk, _records
 
 __all__ = [
     "KINDS",
@@ -68,29 +68,19 @@ KINDS: tuple[str, ...] = ("grid", "monte_carlo")
 MAX_SPEC_BYTES = 256_000
 #: Most items x samples of one batch (see :func:`nlid_core.limits.budget`).
 MAX_SAMPLES_ENV = "NLID_BATCH_MAX_SAMPLES"
-#: Most directory entries the file patterns of one spec may visit.
-GLOB_ENTRIES_ENV = "NLID_GLOB_MAX_ENTRIES"
-#: Most record files of a grid (after expanding globs).
-MAX_FILES = 2_000
 #: Most variants of a grid.
 MAX_VARIANTS = 64
 #: Most items of a batch (records x variants, or draws).
 MAX_ITEMS = 100_000
-#: Longest string value.
-MAX_STRING = 1_000
-#: Longest variant label.
-MAX_LABEL = 40
 #: Most samples of a Monte Carlo record (each item receives the true response).
 MAX_MC_SAMPLES = 200_000
 
-_LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 _TOP = {"grid": {"kind", "study", "description", "records", "variant"},
         "monte_carlo": {"kind", "study", "description", "draws", "seed", "model", "excitation", "measurement",
                         "fit"}}
 _FIT_KEYS = {"method", "outputs", "initial_state", "input_hold", "sample_step", "force_threshold",
              "differentiator", "v_eps", "gap", "start", "fix", "bounds", "free", "max_nfev", "confidence"}
 _VARIANT_KEYS = _FIT_KEYS | {"label", "terms", "custom"}
-_RECORD_KEYS = {"files", "columns", "units", "fs", "resample", "rows", "lowpass"}
 _MODEL_KEYS = {"terms", "custom", "values", "v_eps", "gap", "x0"}
 _MEASUREMENT_KEYS = {"channels", "noise"}
 _NOISE_CHANNELS = ("x", "v", "a", "f")
@@ -155,36 +145,6 @@ class Variant:
             "bounds": {k: [finite_or_none(lo), finite_or_none(hi)] for k, (lo, hi) in self.bounds.items()},
             "free": list(self.free), "max_nfev": self.max_nfev, "confidence": self.confidence,
         }
-
-
-@dataclass(frozen=True, kw_only=True)
-class RecordSource:
-    """The record files of a grid and how to read them (the loading options of ``identify``).
-
-    Attributes
-    ----------
-    files : tuple of pathlib.Path
-        Resolved paths, in the order of the patterns, each pattern's matches sorted; no repeats.
-    patterns : tuple of str
-        As written in the spec.
-    columns, units : str, mapping or None
-        ``--columns`` / ``--units`` text or a table channel -> column / unit.
-    fs : float or None, Hz
-    resample : bool
-    rows : str or None
-        ``"START:STOP"``.
-    lowpass : float or None, Hz
-        Zero-phase low-pass cut-off applied after loading.
-    """
-
-    files: tuple[Path, ...]
-    patterns: tuple[str, ...]
-    columns: str | Mapping[str, str] | None = None
-    units: str | Mapping[str, str] | None = None
-    fs: float | None = None
-    resample: bool = False
-    rows: str | None = None
-    lowpass: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -291,98 +251,6 @@ class BatchSpec:
 
 
 # ----------------------------------------------------------------------------- value checks
-
-
-def _where(table: str, key: str) -> str:
-    return f"{table} `{key}`" if table else f"`{key}`"
-
-
-def _string(value: Any, table: str, key: str, *, limit: int = MAX_STRING) -> str:
-    if not isinstance(value, str):
-        raise ModelSpecError(f"{_where(table, key)} must be a string; got {type(value).__name__}")
-    if len(value) > limit:
-        raise ModelSpecError(f"{_where(table, key)} must be at most {limit} characters; got {len(value)}")
-    return value
-
-
-def _strings(value: Any, table: str, key: str, *, limit: int = 256) -> tuple[str, ...]:
-    """A list of strings, or one string of comma-separated names."""
-    if isinstance(value, str):
-        items = [s.strip() for s in _string(value, table, key).split(",") if s.strip()]
-    elif isinstance(value, list):
-        if len(value) > limit:
-            raise ModelSpecError(f"{_where(table, key)} lists {len(value)} entries; at most {limit}")
-        items = [_string(v, table, key).strip() for v in value]
-    else:
-        raise ModelSpecError(f"{_where(table, key)} must be a list of strings; got {type(value).__name__}")
-    return tuple(items)
-
-
-def _number(value: Any, table: str, key: str, *, positive: bool = False, nonnegative: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
-        raise ModelSpecError(f"{_where(table, key)} must be a finite number; got {value!r:.80}")
-    v = float(value)
-    if positive and not v > 0:
-        raise ModelSpecError(f"{_where(table, key)} must be positive; got {v:g}")
-    if nonnegative and not v >= 0:
-        raise ModelSpecError(f"{_where(table, key)} must be >= 0; got {v:g}")
-    return v
-
-
-def _integer(value: Any, table: str, key: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ModelSpecError(f"{_where(table, key)} must be a whole number from {lo} to {hi}; got {value!r:.80}")
-    return int(value)
-
-
-def _boolean(value: Any, table: str, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise ModelSpecError(f"{_where(table, key)} must be true or false; got {value!r:.80}")
-    return value
-
-
-def _table(value: Any, table: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ModelSpecError(f"{table} must be a table; got {type(value).__name__}")
-    return value
-
-
-def _unknown(data: Mapping[str, Any], allowed: set[str], table: str) -> None:
-    extra = sorted(set(data) - allowed)
-    if extra:
-        shown = ", ".join(f"`{k[:40]}`" for k in extra[:5])
-        raise ModelSpecError(f"{table or 'the spec'}: unknown key(s) {shown}; valid keys are "
-                             f"{', '.join(sorted(allowed))}")
-
-
-def _values(value: Any, table: str, key: str) -> dict[str, float]:
-    tab = _table(value, _where(table, key))
-    if len(tab) > 256:
-        raise ModelSpecError(f"{_where(table, key)} holds {len(tab)} entries; at most 256")
-    return {_string(k, table, key, limit=64): _number(v, table, f"{key}.{k}") for k, v in tab.items()}
-
-
-def _bounds(value: Any, table: str) -> dict[str, tuple[float, float]]:
-    tab = _table(value, _where(table, "bounds"))
-    out: dict[str, tuple[float, float]] = {}
-    for name, pair in tab.items():
-        where = _where(table, f"bounds.{name}")
-        if not isinstance(pair, list) or len(pair) != 2 or any(
-                isinstance(b, bool) or not isinstance(b, (int, float)) or math.isnan(float(b)) for b in pair):
-            raise ModelSpecError(f"{where} must be [lower, upper] (numbers; -inf / inf for none); got {pair!r:.80}")
-        lo, hi = float(pair[0]), float(pair[1])
-        if lo > hi:
-            raise ModelSpecError(f"{where}: the lower bound {lo:g} exceeds the upper bound {hi:g}")
-        out[_string(name, table, "bounds", limit=64)] = (lo, hi)
-    return out
-
-
-def _label(value: Any, table: str) -> str:
-    text = _string(value, table, "label", limit=MAX_LABEL)
-    if not _LABEL_RE.fullmatch(text):
-        raise ModelSpecError(f"{_where(table, 'label')} must be 1-{MAX_LABEL} characters of letters, digits and "
-                             f"_ . + -, starting with a letter or digit; got {text!r}")
-    return text
 
 
 def _fit_options(data: Mapping[str, Any], table: str) -> dict[str, Any]:
@@ -516,140 +384,6 @@ def _variant(data: Any, table: str, *, label: str | None = None, terms: tuple[st
 
 
 # ----------------------------------------------------------------------------- the two kinds
-
-
-class _Walk:
-    """Expands the file patterns of one spec: inside the spec's folder unless ``outside``, visiting at
-    most ``NLID_GLOB_MAX_ENTRIES`` directory entries in all (a ``**`` from the file-system root is
-    refused after that many, not after walking the disk); symbolic links to folders are not followed."""
-
-    def __init__(self, base_dir: Path, outside: bool) -> None:
-        from ..limits import budget
-
-        self.base = base_dir.resolve()
-        self.outside = outside
-        self.limit = int(budget(GLOB_ENTRIES_ENV) or 0)
-        self.visited = 0
-
-    def check_inside(self, path: Path, pat: str) -> None:
-        if self.outside:
-            return
-        where = Path(os.path.normpath(path))
-        try:
-            inside = where.resolve() if where.exists() else where
-        except (OSError, RuntimeError):
-            inside = where
-        if not (inside == self.base or self.base in inside.parents):
-            raise DataValidationError(
-                f"[records] `files`: {pat!r} reaches outside the spec's folder; give paths inside it, or run the"
-                " command line with --allow-outside to read files elsewhere")
-
-    def matches(self, full: Path, pat: str) -> list[Path]:
-        parts = full.parts
-        fixed = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
-        root = Path(*parts[:fixed]) if fixed else Path(full.anchor or ".")
-        self.check_inside(root, pat)  # a link to a folder outside is refused before it is walked
-        found: list[Path] = []
-        self._walk(root, list(parts[fixed:]), pat, found)
-        return sorted(found)
-
-    def _entries(self, folder: Path, pat: str) -> list[os.DirEntry[str]]:
-        try:
-            with os.scandir(folder) as it:
-                out = []
-                for entry in it:
-                    self.visited += 1
-                    if self.visited > self.limit:
-                        raise DataValidationError(
-                            f"[records] `files`: {pat!r} visits more than {self.limit:,} directory entries; give a"
-                            f" narrower pattern (an administrator can raise the limit with {GLOB_ENTRIES_ENV})")
-                    out.append(entry)
-                return out
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            return []
-
-    def _walk(self, folder: Path, rest: list[str], pat: str, found: list[Path]) -> None:
-        # iterative: (folder, remaining pattern parts)
-        stack: list[tuple[Path, tuple[str, ...]]] = [(folder, tuple(rest))]
-        done: set[tuple[Path, tuple[str, ...]]] = set()
-        while stack:
-            where, parts = stack.pop()
-            if (where, parts) in done:
-                continue
-            done.add((where, parts))
-            if not parts:
-                if where.is_file():
-                    found.append(where)
-                continue
-            head, tail = parts[0], parts[1:]
-            if head == "**":
-                stack.append((where, tail))  # zero folders
-                for e in self._entries(where, pat):
-                    if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
-                        stack.append((Path(e.path), parts))
-                continue
-            if not glob.has_magic(head):
-                stack.append((where / head, tail))
-                continue
-            for e in self._entries(where, pat):
-                if fnmatch.fnmatchcase(e.name, head) and not (e.name.startswith(".") and not head.startswith(".")):
-                    if tail and not e.is_dir(follow_symlinks=False):
-                        continue
-                    stack.append((Path(e.path), tail))
-
-
-def _records(data: Any, base_dir: Path, outside: bool = False) -> RecordSource:
-    tab = _table(data, "[records]")
-    _unknown(tab, _RECORD_KEYS, "[records]")
-    if "files" not in tab:
-        raise ModelSpecError("[records]: give `files` (paths relative to the spec file; globs allowed)")
-    if isinstance(tab["files"], str):
-        patterns: tuple[str, ...] = (_string(tab["files"], "[records]", "files").strip(),)
-    else:
-        patterns = _strings(tab["files"], "[records]", "files", limit=MAX_FILES)
-    if not patterns:
-        raise ModelSpecError("[records] `files` is empty")
-    files: list[Path] = []
-    seen: set[Path] = set()
-    walk = _Walk(base_dir, outside)
-    for pat in patterns:
-        full = Path(pat).expanduser()
-        full = full if full.is_absolute() else base_dir / full
-        walk.check_inside(full, pat)
-        if glob.has_magic(pat):
-            matches = walk.matches(full, pat)
-            if not matches:
-                raise DataValidationError(f"[records] `files`: no file matches {pat!r}")
-        else:
-            if not full.is_file():
-                raise DataValidationError(f"[records] `files`: no such file {pat!r}")
-            matches = [full]
-        for m in matches:
-            r = m.resolve()
-            walk.check_inside(r, pat)
-            if r not in seen:
-                seen.add(r)
-                files.append(r)
-            if len(files) > MAX_FILES:
-                raise ModelSpecError(f"[records] `files` matches more than {MAX_FILES} files")
-    kw: dict[str, Any] = {}
-    for key in ("columns", "units"):
-        if key in tab:
-            val = tab[key]
-            if isinstance(val, Mapping):
-                kw[key] = {_string(k, "[records]", key, limit=64): _string(v, "[records]", f"{key}.{k}", limit=200)
-                           for k, v in val.items()}
-            else:
-                kw[key] = _string(val, "[records]", key)
-    if "fs" in tab:
-        kw["fs"] = _number(tab["fs"], "[records]", "fs", positive=True)
-    if "resample" in tab:
-        kw["resample"] = _boolean(tab["resample"], "[records]", "resample")
-    if "rows" in tab:
-        kw["rows"] = _string(tab["rows"], "[records]", "rows", limit=64)
-    if "lowpass" in tab:
-        kw["lowpass"] = _number(tab["lowpass"], "[records]", "lowpass", positive=True)
-    return RecordSource(files=tuple(files), patterns=patterns, **kw)
 
 
 def _grid(data: Mapping[str, Any], base_dir: Path, outside: bool = False) -> GridSpec:
