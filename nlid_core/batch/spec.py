@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataValidationError, ModelSpecError
 from ..jsonsafe import finite_or_none
 from ..tomlfile import read_toml
-from ..errors import DataValidationError, ModelSpecError
 from .fields import (
     MAX_LABEL, MAX_STRING, _bounds, _integer, _label, _number, _string, _strings, _table, _unknown, _values,
     _where

@@ -8,8 +8,14 @@ Alembic from its first table. Modules:
   migrations to head;
 - :mod:`.schema` — the tables (the single definition read by the migrations
   and the queries);
-- :mod:`.studies` — create, list, open, rename, duplicate, delete studies;
-  add and read records and runs; compare runs;
+- :mod:`.studies` — create, list, open, rename, duplicate, delete, share
+  studies; add and read records (the front door: it re-exports the runs'
+  functions);
+- :mod:`.study_runs` — add, list and compare runs, batch items by key;
+- :mod:`.rows` — the returned values (``Study``, ``StoredRecord``, ``Run``)
+  and the row helpers every query shares;
+- :mod:`.encoding` — records as Parquet + JSON metadata, strict JSON, the
+  checks of owners, names and notes;
 - :mod:`.archive` — one-file export of a study and its guarded import.
 
 Nothing is pickled: records are stored as Parquet bytes, everything else as

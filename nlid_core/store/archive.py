@@ -59,25 +59,10 @@ from ..errors import DataValidationError
 from ..limits import budget
 from ..record import Record
 from .db import Store
+from .encoding import EncodedRecord, encode_record, record_from_channels, to_json, validate_name, validate_owner
+from .rows import Study, _insert_records, _name_taken, _now, _readable_row, _study_row, _utc
 from .schema import SCHEMA_REVISION, records, runs, studies, study_records
-from .studies import (
-    EncodedRecord,
-    Study,
-    _insert_records,
-    _insert_runs,
-    _name_taken,
-    _now,
-    _RunRow,
-    _readable_row,
-    _study_row,
-    _utc,
-    encode_record,
-    record_from_channels,
-    to_json,
-    validate_item_key,
-    validate_name,
-    validate_owner,
-)
+from .study_runs import _insert_runs, _RunRow, validate_item_key
 
 __all__ = [
     "FORMAT",
