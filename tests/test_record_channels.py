@@ -217,7 +217,7 @@ def test_two_dof_csv_by_name_through_the_guarded_loader(named_csv: Path) -> None
 
 def test_two_dof_csv_through_the_cli_options(two_dof_csv: Path) -> None:
     argv = ["identify", str(two_dof_csv), "--columns", "t=time,f1=F,x1=X1,x2=X2", "--units", "x2=mm"]
-    args = cli._build_parser(argv).parse_args(argv)
+    args = cli.build_parser(argv).parse_args(argv)
     assert args.columns == {"t": "time", "f1": "F", "x1": "X1", "x2": "X2"} and args.units == {"x2": "mm"}
     rec = load_record_guarded(args.data[0], columns=args.columns, units=args.units)
     _check_two_dof(rec)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .common import COMMAND_HELP
 from ..errors import NlidError
+from .common import COMMAND_HELP
 
 __all__ = ["MAX_GRID_ROWS", "add_batch_parser", "run_batch", "format_progress", "format_summary"]
 

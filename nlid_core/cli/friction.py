@@ -8,9 +8,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .common import COMMAND_HELP, share_options
 from ..errors import NlidError
 from ..jsonsafe import json_safe
+from .common import COMMAND_HELP, share_options
 
 __all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
 

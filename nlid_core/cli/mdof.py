@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from .common import COMMAND_HELP
 from ..errors import DataValidationError, ModelSpecError, NlidError
 from ..jsonsafe import finite_or_none, json_safe
+from .common import COMMAND_HELP
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
            "run_simulate_mdof"]

@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .common import COMMAND_HELP
 from ..errors import ModelSpecError, NlidError
+from .common import COMMAND_HELP
 
 __all__ = ["add_pendulum_parser", "run_pendulum"]
 

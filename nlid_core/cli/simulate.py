@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .common import COMMAND_HELP, share_options
 from ..errors import NlidError
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
+from .common import COMMAND_HELP, share_options
 
 __all__ = ["LAYOUT", "SHARED_OPTIONS", "SimulatedRun", "add_simulate_parser", "simulation_parameters",
            "run_simulation", "write_run"]

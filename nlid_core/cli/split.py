@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .common import COMMAND_HELP, share_options
 from ..errors import NlidError
 from ..record import Record
 from ..segments import SEGMENT_UNITS, SegmentError, parse_segment, segment_rows, split_record
+from .common import COMMAND_HELP, share_options
 
 __all__ = ["SHARED_OPTIONS", "add_split_parser", "run_split", "write_part"]
 

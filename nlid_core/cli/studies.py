@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import COMMAND_HELP
 from ..errors import DataValidationError, NlidError
 from ..store.owners import DEFAULT_LOCAL_USER, LOCAL_USER_ENV, local_owner
+from .common import COMMAND_HELP
 
 if TYPE_CHECKING:
     from ..record import Record
