@@ -72,11 +72,11 @@ from __future__ import annotations
 from .bla import BLA, Layout, bla, bla_findings, detect_period, periodic_layout
 from .comparison import LinearCheck, ModelCheck, linear_fit_check
 from .detection import DetectionLines, LineClass, detection_lines, excited_lines, input_kind
-from .output_check import OutputErrorCheck, OutputErrorStep, output_error_check
 from .frf import FRF, frf
 from .harmonics import HarmonicAnalysis, harmonic_distortion
 from .intermodulation import IntermodulationLine, two_tone_products
 from .levels import EquivalentLinear, equivalent_linear, level_drift_summary
+from .output_check import OutputErrorCheck, OutputErrorStep, output_error_check
 from .restoring import (
     RestoringForce,
     RestoringSlice,

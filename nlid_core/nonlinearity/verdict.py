@@ -15,11 +15,11 @@ import math
 import numpy as np
 
 from ..errors import ModelSpecError, NlidError
+from ..estimate import ProgressFn
 from ..record import Record
 from ..terms.registry import get_term
 from ._args import _check_record, _with_va
 from .baseline import cubic_stiffness
-from ..estimate import ProgressFn
 from .bla import BLA, bla, bla_findings
 from .comparison import LinearCheck, ModelCheck, linear_fit_check
 from .harmonics import HarmonicAnalysis, harmonic_distortion
