@@ -28,9 +28,9 @@ from ..dynamics.integrate import integrate
 from ..identifiability import column_norms
 from ..models import TermModel
 from ..params import FloatArray
+from ..progress import ProgressFn
 from ..record import Record
 from ..simulate import simulate
-from ..progress import ProgressFn
 from .plateaus import Plateau
 from .steady import curve_force
 

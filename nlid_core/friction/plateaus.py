@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DataValidationError, ModelSpecError
-from ..record import Record
 from ..params import FloatArray
+from ..record import Record
 
 __all__ = ["Plateau", "PlateauDetection", "find_plateaus"]
 
