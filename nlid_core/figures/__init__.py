@@ -26,6 +26,7 @@ of UI libraries. Use ``from nlid_core import figures``.
 
 from __future__ import annotations
 
+from .analysis import fig_correlation, fig_design_comparison, fig_lcurve, fig_profile, fig_sensitivity
 from .common import (
     COLORS,
     FONT,
@@ -54,7 +55,6 @@ from .multibody import (
     fig_tip_trajectory,
 )
 from .records import fig_derivative_check, fig_excitation, fig_hysteresis, fig_record
-from .analysis import fig_correlation, fig_design_comparison, fig_lcurve, fig_profile, fig_sensitivity
 
 __all__ = [
     "TEMPLATE",

@@ -68,6 +68,11 @@ def _finish(fig: go.Figure, title: str | None, rows: int = 1, height: int | None
     return fig
 
 
+def _check_type(name: str, value: Any, kind: type) -> None:
+    if not isinstance(value, kind):
+        raise DataValidationError(f"`{name}` must be a {kind.__name__}, got {type(value).__name__}")
+
+
 def _check_max_points(max_points: Any, name: str = "max_points", minimum: int = 4) -> int:
     if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < minimum:
         raise ModelSpecError(f"`{name}` must be an integer >= {minimum}, got {max_points!r}")
