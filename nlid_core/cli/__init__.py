@@ -126,7 +126,7 @@ def _identify(args: argparse.Namespace) -> int:
     check_no_mdof_flags(args)
     if not args.data:
         raise UsageError("identify: give at least one DATA file")
-    from .studies import save_identify, study_target
+    from .save import save_identify, study_target
 
     target = study_target(args)  # checked (and the database opened) before the fit
     from ..modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
@@ -198,7 +198,7 @@ def _identify_mdof(args: argparse.Namespace) -> int:
 
     if not args.data and not args.records:
         raise UsageError("identify --model: give DATA files or --records MANIFEST")
-    from .studies import save_identify_mdof, study_target
+    from .save import save_identify_mdof, study_target
 
     target = study_target(args)
     status, text, doc = run_identify_mdof(args)

@@ -134,7 +134,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
     from .mdof import add_mdof_options
     from .model import add_model_options
-    from .studies import add_study_options
+    from .store_access import add_study_options
     from ..estimate import INITIAL_STATES, METHODS
     from ..models import DEFAULT_TERMS, TERMS
     from ..simulate import INPUT_HOLDS
