@@ -14,7 +14,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from nlid_core.errors import ModelSpecError
-from nlid_core.mdof import kernel
+from nlid_core.mdof import equilibrium, kernel
 from nlid_core.mdof.geometry import euler_rate_matrix, rotation, rotation_partials
 from nlid_core.mdof.integrate import simulate
 from nlid_core.mdof.layout import build_layout
@@ -354,17 +354,17 @@ def test_simulation_sensitivities_match_finite_differences(held):
 def test_static_equilibrium_under_gravity_and_loads_and_its_sensitivity():
     lay, theta = platform()
     u = np.array([300.0, -200.0, 100.0, 50.0, -40.0, 30.0])
-    q, ok, msg = kernel.static_equilibrium(lay, u, theta)
+    q, ok, msg = equilibrium.static_equilibrium(lay, u, theta)
     assert ok, msg
     res = kernel.generalised_forces(lay, q, np.zeros(6), u, theta)
     assert np.abs(res).max() <= 1e-9 * theta[0] * G0
-    sens = kernel.static_sensitivity(lay, q, u, theta)
+    sens = equilibrium.static_sensitivity(lay, q, u, theta)
     for k in range(theta.size):
         h = 1e-6 * abs(theta[k])
         e = np.zeros_like(theta)
         e[k] = h
-        qp = kernel.static_equilibrium(lay, u, theta + e, q)[0]
-        qm = kernel.static_equilibrium(lay, u, theta - e, q)[0]
+        qp = equilibrium.static_equilibrium(lay, u, theta + e, q)[0]
+        qm = equilibrium.static_equilibrium(lay, u, theta - e, q)[0]
         fd = (qp - qm) / (2 * h)
         assert np.abs(sens[:, k] - fd).max() <= 1e-6 * np.abs(sens).max(), k
 
@@ -377,7 +377,7 @@ def test_static_equilibrium_of_a_linear_mount_law_matches_the_small_load_solutio
         jd = np.hstack([np.eye(3), -np.array([[0, -ax_[2], ax_[1]], [ax_[2], 0, -ax_[0]], [-ax_[1], ax_[0], 0]])])
         stiff += jd.T @ np.diag([1e4, 1e4, 2e4]) @ jd
     u = np.array([2.0, -1.0, 3.0, 0.5, -0.3, 0.2])  # small loads: deflections ~1e-4 m, rotations ~1e-4 rad
-    q, ok, msg = kernel.static_equilibrium(lay, u, theta)
+    q, ok, msg = equilibrium.static_equilibrium(lay, u, theta)
     assert ok, msg
     q_lin = np.linalg.solve(stiff, u)  # at q = 0: J_d = [I, −[a]×], Q_o = f, Q_η = N
     # the nonlinearity of the geometry is second order in the rotation: relative error ~1e-4
@@ -423,7 +423,7 @@ def test_failures_are_statuses_with_messages():
     run = simulate(lin, t, u, th_lin, y0, sens=False)
     assert run.status == "diverged" and run.fail_time is not None and "diverged at t =" in run.message
     assert np.isnan(run.q[-1]).all()
-    q, ok, msg = kernel.static_equilibrium(lay, None, theta, q0=lock[:6])
+    q, ok, msg = equilibrium.static_equilibrium(lay, None, theta, q0=lock[:6])
     assert not ok and "gimbal" in msg
 
 

@@ -47,7 +47,7 @@ def equilibrium(model: MdofModel, u: FloatArray, theta: FloatArray, *, held: Seq
     SimulationError
         No equilibrium found (a load beyond what the mounts hold, a soft spring pushed through zero stiffness).
     """
-    from .kernel import static_equilibrium
+    from .equilibrium import static_equilibrium
 
     q, ok, message = static_equilibrium(model.layout, np.asarray(u, dtype=np.float64), np.asarray(theta, dtype=np.float64),
                                         q0=q0, held=model.held_mask(held))

@@ -108,7 +108,7 @@ def _simulate_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, y0: Fl
 
 def _static_block(model: MdofModel, rec: MdofRecord, theta: FloatArray, sigma: FloatArray, want: bool
                   ) -> tuple[Block | None, str]:
-    from .kernel import static_equilibrium, static_sensitivity
+    from .equilibrium import static_equilibrium, static_sensitivity
 
     out_idx = [model.dof_names.index(d) for d in rec.output_names]
     u = _inputs(model, rec)

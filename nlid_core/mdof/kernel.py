@@ -64,7 +64,7 @@ where :math:`(\partial M/\partial\cdot)\ddot q` is the derivative of the rigid r
 :math:`\dot\eta = 0`, ``g = 0`` and the solved accelerations; every column is solved with the factor
 (:math:`M^{-1}` is never formed). Rows of held DOFs are zero.
 
-**Static equilibrium** solves :math:`Q_f(q, 0, u) = 0` by damped Newton steps with the exact
+**Static equilibrium** (:mod:`.equilibrium`) solves :math:`Q_f(q, 0, u) = 0` by damped Newton steps with the exact
 :math:`\partial Q/\partial q`; its sensitivity follows from the implicit function theorem,
 :math:`\partial q_f^*/\partial\theta = -(\partial Q_f/\partial q_f)^{-1}\partial Q_f/\partial\theta`.
 """
@@ -75,80 +75,22 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..status import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF
 from ..errors import ModelSpecError
+from ..status import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF
 from ..terms.vm import run_program
 from .geometry import fill_geometry
 from .layout import Layout
+from .linalg import (
+    _add, _axpy, _chol_solve, _cholesky, _col, _cross, _dot, _mtv, _mv, _put, _scale, _solve_rows, _sym_unit
+)
 
 __all__ = ["DIVERGED", "GIMBAL_COS", "GIMBAL_LOCK", "NONPOSITIVE_MASS", "OK", "STIFF", "evaluate", "forces",
-           "generalised_forces", "gimbal_locked", "held_mask", "make_work", "mass_matrix", "rhs", "static_equilibrium",
-           "static_sensitivity"]
+           "generalised_forces", "gimbal_locked", "held_mask", "make_work", "mass_matrix", "rhs"]
 
 FloatArray = NDArray[np.float64]
 
 #: |cos θ| below which the attitude counts as gimbal-locked.
 GIMBAL_COS = 1e-6
-
-
-# ----------------------------------------------------------------------------- 3-vector helpers (tuples)
-@njit(cache=True, inline="always")
-def _mv(a, v):  # type: ignore[no-untyped-def]
-    return (a[0, 0] * v[0] + a[0, 1] * v[1] + a[0, 2] * v[2], a[1, 0] * v[0] + a[1, 1] * v[1] + a[1, 2] * v[2],
-            a[2, 0] * v[0] + a[2, 1] * v[1] + a[2, 2] * v[2])
-
-
-@njit(cache=True, inline="always")
-def _mtv(a, v):  # type: ignore[no-untyped-def]
-    return (a[0, 0] * v[0] + a[1, 0] * v[1] + a[2, 0] * v[2], a[0, 1] * v[0] + a[1, 1] * v[1] + a[2, 1] * v[2],
-            a[0, 2] * v[0] + a[1, 2] * v[1] + a[2, 2] * v[2])
-
-
-@njit(cache=True, inline="always")
-def _cross(a, b):  # type: ignore[no-untyped-def]
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@njit(cache=True, inline="always")
-def _add(a, b):  # type: ignore[no-untyped-def]
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@njit(cache=True, inline="always")
-def _axpy(a, s, b):  # type: ignore[no-untyped-def]
-    return (a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2])
-
-
-@njit(cache=True, inline="always")
-def _scale(s, a):  # type: ignore[no-untyped-def]
-    return (s * a[0], s * a[1], s * a[2])
-
-
-@njit(cache=True, inline="always")
-def _col(a, k):  # type: ignore[no-untyped-def]
-    return (a[0, k], a[1, k], a[2, k])
-
-
-@njit(cache=True, inline="always")
-def _dot(a, b):  # type: ignore[no-untyped-def]
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True, inline="always")
-def _put(out, k, top, bottom):  # type: ignore[no-untyped-def]
-    """Column ``k`` of the (6, m) array ``out`` = (top, bottom)."""
-    for i in range(3):
-        out[i, k] = top[i]
-        out[3 + i, k] = bottom[i]
-
-
-@njit(cache=True, inline="always")
-def _sym_unit(a, b, v):  # type: ignore[no-untyped-def]
-    """``S·v`` for the symmetric unit matrix S with ones at (a, b) and (b, a)."""
-    r0 = (v[b] if a == 0 else 0.0) + (v[a] if (b == 0 and a != b) else 0.0)
-    r1 = (v[b] if a == 1 else 0.0) + (v[a] if (b == 1 and a != b) else 0.0)
-    r2 = (v[b] if a == 2 else 0.0) + (v[a] if (b == 2 and a != b) else 0.0)
-    return (r0, r1, r2)
 
 
 # ----------------------------------------------------------------------------- rigid body
@@ -419,66 +361,6 @@ def forces(y, u, theta, lay, reg, want, work):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _cholesky(mass, free, nf, low):  # type: ignore[no-untyped-def]
-    """Lower factor of ``mass[free][:, free]`` into ``low``; False when not positive definite."""
-    for a in range(nf):
-        for b in range(a + 1):
-            s = mass[free[a], free[b]]
-            for k in range(b):
-                s -= low[a, k] * low[b, k]
-            if a == b:
-                if not s > 0.0:
-                    return False
-                low[a, a] = np.sqrt(s)
-            else:
-                low[a, b] = s / low[b, b]
-    return True
-
-
-@njit(cache=True)
-def _chol_solve(low, nf, x):  # type: ignore[no-untyped-def]
-    """Solve ``L Lᵀ x = b`` in place (``x`` holds b)."""
-    for a in range(nf):
-        s = x[a]
-        for k in range(a):
-            s -= low[a, k] * x[k]
-        x[a] = s / low[a, a]
-    for a in range(nf - 1, -1, -1):
-        s = x[a]
-        for k in range(a + 1, nf):
-            s -= low[k, a] * x[k]
-        x[a] = s / low[a, a]
-
-
-@njit(cache=True)
-def _substitute(low, free, src, a, lo, hi, transposed):  # type: ignore[no-untyped-def]
-    """Row ``free[a]`` of ``src`` minus ``L[a, k]`` (``L[k, a]`` when ``transposed``) times row ``free[k]`` for
-    ``k`` in ``lo .. hi - 1``, then divided by ``L[a, a]``: one step of forward or back substitution."""
-    ra = free[a]
-    m = src.shape[1]
-    for k in range(lo, hi):
-        lk = low[k, a] if transposed else low[a, k]
-        if lk != 0.0:
-            rk = free[k]
-            for c in range(m):
-                src[ra, c] -= lk * src[rk, c]
-    inv = 1.0 / low[a, a]
-    for c in range(m):
-        src[ra, c] *= inv
-
-
-@njit(cache=True)
-def _solve_rows(low, free, nf, src, n, dst):  # type: ignore[no-untyped-def]
-    """``dst[n + free, :] = M_ff⁻¹ src[free, :]`` for all columns at once (``src``'s free rows are overwritten)."""
-    for a in range(nf):
-        _substitute(low, free, src, a, 0, a, False)
-    for a in range(nf - 1, -1, -1):
-        _substitute(low, free, src, a, a + 1, nf, True)
-    for a in range(nf):
-        dst[n + free[a], :] = src[free[a], :]
-
-
-@njit(cache=True)
 def gimbal_locked(y, lay):  # type: ignore[no-untyped-def]
     """True when the rigid body's pitch is within ``GIMBAL_COS`` of ±90°."""
     return lay[1] != 0 and abs(np.cos(y[lay[6][4]])) < GIMBAL_COS
@@ -651,120 +533,3 @@ def mass_matrix(layout: Layout, q: ArrayLike, theta: ArrayLike) -> FloatArray:
     return _kernel_forces(layout, y, np.zeros(layout.n_inputs), _vector(theta, layout.n_params, "theta"), False)[1]
 
 
-def _static_tangent(layout: Layout, q: FloatArray, u: FloatArray, theta: FloatArray
-                    ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ (a lumped model's from the general layer, :mod:`.lumped`)."""
-    if layout.lumped is not None:
-        from .lumped import static_tangent
-
-        return static_tangent(layout.lumped, q, u, theta)
-    n = layout.n_dof
-    res, _, dq, dqp = _kernel_forces(layout, np.concatenate([q, np.zeros(n)]), u, theta, True)
-    return res, dq[:, :n], dqp
-
-
-def static_equilibrium(layout: Layout, u: ArrayLike | None, theta: ArrayLike, q0: ArrayLike | None = None,
-                       held: ArrayLike | None = None, *, rtol: float = 1e-10, max_iter: int = 60
-                       ) -> tuple[FloatArray, bool, str]:
-    """Positions where the generalised forces vanish at rest, ``Q_f(q, 0, u) = 0``, by damped Newton steps.
-
-    Parameters
-    ----------
-    layout : Layout
-    u : (n_in,) array_like or None
-        Constant inputs (loads).
-    theta : (P,) array_like
-    q0 : (n,) array_like or None
-        Start (default 0); held DOFs stay at their start value.
-    held : (n,) array_like of bool or None
-    rtol : float
-        Converged when a Newton step is below ``rtol`` times the largest of the deflections
-        from the start and the positions.
-    max_iter : int
-
-    Returns
-    -------
-    q : (n,) ndarray
-        The last iterate.
-    ok : bool
-    message : str
-        What converged or why not.
-
-    Raises
-    ------
-    ModelSpecError
-        Wrong sizes or non-finite values.
-    """
-    n = layout.n_dof
-    q = _vector(q0, n, "q0").copy()
-    start = q.copy()
-    uu = _vector(u, layout.n_inputs, "u")
-    th = _vector(theta, layout.n_params, "theta")
-    free = ~held_mask(layout, held)
-    lay = layout.kernel_args()
-    res, tangent, _ = _static_tangent(layout, q, uu, th)
-    for it in range(max_iter):
-        if gimbal_locked(np.concatenate([q, np.zeros(n)]), lay):
-            return q, False, f"the pitch angle reached ±90° (gimbal lock) at Newton iteration {it}"
-        r_f = res[free]
-        if not np.any(r_f):
-            return q, True, f"equilibrium found after {it} Newton iteration(s) (zero residual)"
-        try:
-            step = np.linalg.solve(tangent[np.ix_(free, free)], -r_f)
-        except np.linalg.LinAlgError:
-            return q, False, f"the stiffness matrix ∂Q/∂q is singular at Newton iteration {it}; no unique equilibrium"
-        scale = max(float(np.max(np.abs(q[free] - start[free]))), float(np.max(np.abs(q[free]))), 1e-300)
-        if float(np.max(np.abs(step))) <= rtol * scale:  # the residual is at its roundoff level
-            q[free] += step
-            return q, True, f"equilibrium found after {it + 1} Newton iteration(s)"
-        norm0 = float(np.linalg.norm(r_f))
-        lam = 1.0
-        while True:  # halve the step until the force residual decreases
-            trial = q.copy()
-            trial[free] += lam * step
-            res_t, tan_t, _ = _static_tangent(layout, trial, uu, th)
-            if np.all(np.isfinite(res_t)) and np.linalg.norm(res_t[free]) < norm0:
-                break
-            lam *= 0.5
-            if lam < 1e-6:
-                return q, False, f"Newton steps stopped reducing the force residual at iteration {it + 1}"
-        q, res, tangent = trial, res_t, tan_t
-    return q, False, f"no equilibrium within {max_iter} Newton iterations (last step {np.max(np.abs(step)):.3g})"
-
-
-def static_sensitivity(layout: Layout, q: ArrayLike, u: ArrayLike | None, theta: ArrayLike,
-                       held: ArrayLike | None = None) -> FloatArray:
-    """Derivative of the equilibrium positions with respect to the parameters.
-
-    By the implicit function theorem, ``∂q_f*/∂θ = −(∂Q_f/∂q_f)⁻¹ ∂Q_f/∂θ`` (solved, not inverted);
-    rows of held DOFs are zero.
-
-    Parameters
-    ----------
-    layout : Layout
-    q : (n,) array_like
-        An equilibrium (from :func:`static_equilibrium`).
-    u : (n_in,) array_like or None
-    theta : (P,) array_like
-    held : (n,) array_like of bool or None
-
-    Returns
-    -------
-    (n, P) ndarray
-
-    Raises
-    ------
-    ModelSpecError
-        Wrong sizes, or a singular stiffness matrix.
-    """
-    n = layout.n_dof
-    qq = _vector(q, n, "q")
-    free = ~held_mask(layout, held)
-    _, tangent, dqp = _static_tangent(layout, qq, _vector(u, layout.n_inputs, "u"),
-                                      _vector(theta, layout.n_params, "theta"))
-    out = np.zeros((n, layout.n_params))
-    try:
-        out[free] = np.linalg.solve(tangent[np.ix_(free, free)], -dqp[free])
-    except np.linalg.LinAlgError:
-        raise ModelSpecError("the stiffness matrix ∂Q/∂q is singular at `q`; the equilibrium is not unique") from None
-    return out

@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ModelSpecError
-from ..tomlfile import read_toml
 from ..terms.base import TermDef
+from ..tomlfile import read_toml
 from .spec import AXES, BODY_DOFS, G0, Connection, Dof, MdofModel, Mount, Output, match_names
 
 __all__ = ["MAX_MODEL_FILE_BYTES", "default_mount_terms", "dump_model", "load_model", "parse_model", "resolve_terms"]

@@ -30,10 +30,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ModelSpecError
-from ..tomlfile import read_toml
 from ..metrics import percent_text
 from ..params import ParameterSet
 from ..progress import ProgressFn
+from ..tomlfile import read_toml
 from .data import MdofRecord
 from .fit import MdofFit, fit_records
 from .spec import MdofModel

@@ -57,7 +57,7 @@ def validate_record(model: MdofModel, rec: MdofRecord, params: ParameterSet, y0:
     """Simulate ``params`` on ``rec`` and compare every measured channel (see the module docstring)."""
     from .experiments import equilibrium
     from .integrate import simulate
-    from .kernel import static_equilibrium
+    from .equilibrium import static_equilibrium
 
     theta = np.array([params[n].value for n in model.param_names], dtype=np.float64)
     out_idx = [model.dof_names.index(d) for d in rec.output_names]

@@ -1,0 +1,135 @@
+"""Static equilibrium of a multi-DOF model with a full mass matrix: damped Newton steps on the generalised
+forces at rest with the exact tangent, and the equilibrium's sensitivity to the parameters by the implicit
+function theorem (see :mod:`.kernel`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import ModelSpecError
+from .kernel import _kernel_forces, _vector, gimbal_locked, held_mask
+from .layout import Layout
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["static_equilibrium", "static_sensitivity"]
+
+
+def _static_tangent(layout: Layout, q: FloatArray, u: FloatArray, theta: FloatArray
+                    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ (a lumped model's from the general layer, :mod:`.lumped`)."""
+    if layout.lumped is not None:
+        from .lumped import static_tangent
+
+        return static_tangent(layout.lumped, q, u, theta)
+    n = layout.n_dof
+    res, _, dq, dqp = _kernel_forces(layout, np.concatenate([q, np.zeros(n)]), u, theta, True)
+    return res, dq[:, :n], dqp
+
+
+def static_equilibrium(layout: Layout, u: ArrayLike | None, theta: ArrayLike, q0: ArrayLike | None = None,
+                       held: ArrayLike | None = None, *, rtol: float = 1e-10, max_iter: int = 60
+                       ) -> tuple[FloatArray, bool, str]:
+    """Positions where the generalised forces vanish at rest, ``Q_f(q, 0, u) = 0``, by damped Newton steps.
+
+    Parameters
+    ----------
+    layout : Layout
+    u : (n_in,) array_like or None
+        Constant inputs (loads).
+    theta : (P,) array_like
+    q0 : (n,) array_like or None
+        Start (default 0); held DOFs stay at their start value.
+    held : (n,) array_like of bool or None
+    rtol : float
+        Converged when a Newton step is below ``rtol`` times the largest of the deflections
+        from the start and the positions.
+    max_iter : int
+
+    Returns
+    -------
+    q : (n,) ndarray
+        The last iterate.
+    ok : bool
+    message : str
+        What converged or why not.
+
+    Raises
+    ------
+    ModelSpecError
+        Wrong sizes or non-finite values.
+    """
+    n = layout.n_dof
+    q = _vector(q0, n, "q0").copy()
+    start = q.copy()
+    uu = _vector(u, layout.n_inputs, "u")
+    th = _vector(theta, layout.n_params, "theta")
+    free = ~held_mask(layout, held)
+    lay = layout.kernel_args()
+    res, tangent, _ = _static_tangent(layout, q, uu, th)
+    for it in range(max_iter):
+        if gimbal_locked(np.concatenate([q, np.zeros(n)]), lay):
+            return q, False, f"the pitch angle reached ±90° (gimbal lock) at Newton iteration {it}"
+        r_f = res[free]
+        if not np.any(r_f):
+            return q, True, f"equilibrium found after {it} Newton iteration(s) (zero residual)"
+        try:
+            step = np.linalg.solve(tangent[np.ix_(free, free)], -r_f)
+        except np.linalg.LinAlgError:
+            return q, False, f"the stiffness matrix ∂Q/∂q is singular at Newton iteration {it}; no unique equilibrium"
+        scale = max(float(np.max(np.abs(q[free] - start[free]))), float(np.max(np.abs(q[free]))), 1e-300)
+        if float(np.max(np.abs(step))) <= rtol * scale:  # the residual is at its roundoff level
+            q[free] += step
+            return q, True, f"equilibrium found after {it + 1} Newton iteration(s)"
+        norm0 = float(np.linalg.norm(r_f))
+        lam = 1.0
+        while True:  # halve the step until the force residual decreases
+            trial = q.copy()
+            trial[free] += lam * step
+            res_t, tan_t, _ = _static_tangent(layout, trial, uu, th)
+            if np.all(np.isfinite(res_t)) and np.linalg.norm(res_t[free]) < norm0:
+                break
+            lam *= 0.5
+            if lam < 1e-6:
+                return q, False, f"Newton steps stopped reducing the force residual at iteration {it + 1}"
+        q, res, tangent = trial, res_t, tan_t
+    return q, False, f"no equilibrium within {max_iter} Newton iterations (last step {np.max(np.abs(step)):.3g})"
+
+
+def static_sensitivity(layout: Layout, q: ArrayLike, u: ArrayLike | None, theta: ArrayLike,
+                       held: ArrayLike | None = None) -> FloatArray:
+    """Derivative of the equilibrium positions with respect to the parameters.
+
+    By the implicit function theorem, ``∂q_f*/∂θ = −(∂Q_f/∂q_f)⁻¹ ∂Q_f/∂θ`` (solved, not inverted);
+    rows of held DOFs are zero.
+
+    Parameters
+    ----------
+    layout : Layout
+    q : (n,) array_like
+        An equilibrium (from :func:`static_equilibrium`).
+    u : (n_in,) array_like or None
+    theta : (P,) array_like
+    held : (n,) array_like of bool or None
+
+    Returns
+    -------
+    (n, P) ndarray
+
+    Raises
+    ------
+    ModelSpecError
+        Wrong sizes, or a singular stiffness matrix.
+    """
+    n = layout.n_dof
+    qq = _vector(q, n, "q")
+    free = ~held_mask(layout, held)
+    _, tangent, dqp = _static_tangent(layout, qq, _vector(u, layout.n_inputs, "u"),
+                                      _vector(theta, layout.n_params, "theta"))
+    out = np.zeros((n, layout.n_params))
+    try:
+        out[free] = np.linalg.solve(tangent[np.ix_(free, free)], -dqp[free])
+    except np.linalg.LinAlgError:
+        raise ModelSpecError("the stiffness matrix ∂Q/∂q is singular at `q`; the equilibrium is not unique") from None
+    return out
