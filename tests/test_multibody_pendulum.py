@@ -21,7 +21,8 @@ from nlid_core.errors import ModelSpecError, SimulationError
 from nlid_core.multibody import ancf
 from nlid_core.multibody import reference as ref
 from nlid_core.multibody.pendulum import (PARAMETERS, PendulumSpec, SolverSettings, _run, energy, initial_state,
-                                          layout, rigid_energy, _rigid_states, simulate, simulate_rigid, tip_response)
+                                          layout, rigid_energy, simulate, simulate_rigid, tip_response)
+from nlid_core.multibody.rigid_pendulum import _rigid_states
 from tests.conftest import shared_data_dir
 
 TH1, TH2 = math.pi / 4, math.pi / 6

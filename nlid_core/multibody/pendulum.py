@@ -52,16 +52,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
-from scipy.integrate import solve_ivp
 
 from ..errors import ModelSpecError, SimulationError
 from . import ancf
+from .pendulum_spec import MAX_T_END, PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, _angles, _grid
+from .rigid_pendulum import rigid_constants, rigid_energy, simulate_rigid
 
 __all__ = ["MAX_T_END", "PARAMETERS", "Layout", "PendulumRun", "PendulumSpec", "SolverSettings", "energy",
            "initial_state", "layout", "rigid_constants", "rigid_energy", "simulate", "simulate_rigid", "tip_response"]
@@ -69,144 +69,8 @@ __all__ = ["MAX_T_END", "PARAMETERS", "Layout", "PendulumRun", "PendulumSpec", "
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: Parameter names accepted for sensitivities and by :func:`tip_response`.
-PARAMETERS = ("theta1", "theta2", "E_ab", "E_oa")
-#: Longest simulated horizon, s.
-MAX_T_END = 60.0
-_MULTIPLE_RTOL = 1e-9
 _STATUS = {ancf.NO_CONVERGENCE: "Newton did not converge", ancf.DIVERGED: "the state became non-finite",
            ancf.INDEFINITE: "the iteration matrix M + β'K is not positive definite"}
-
-
-def _positive(name: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise ModelSpecError(f"`{name}` must be a finite positive number, got {value!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PendulumSpec:
-    """Geometry and material of the double pendulum (SI units).
-
-    Attributes
-    ----------
-    length_oa, length_ab : float, m
-        Rod lengths.
-    height : float, m
-        In-plane section height (bending stiffness and rotary inertia). 0.4 reproduces the paper's table.
-    width : float, m
-        Out-of-plane width (cancels from the response).
-    density : float, kg/m³
-    e_oa, e_ab : float, Pa
-        Young's moduli of OA and AB.
-    nu : float
-        Poisson ratio, in [0, 0.5).
-    n_oa, n_ab : int
-        Number of ANCF elements per rod (1 … 50).
-    gravity : float, m/s²
-        Acceleration of gravity along −y (may be 0, not negative).
-    """
-
-    length_oa: float = 1.0
-    length_ab: float = 2.0
-    height: float = 0.4
-    width: float = 0.02
-    density: float = 5540.0
-    e_oa: float = 2e8
-    e_ab: float = 2e7
-    nu: float = 0.3
-    n_oa: int = 2
-    n_ab: int = 4
-    gravity: float = 9.80665
-
-    def __post_init__(self) -> None:
-        for name in ("length_oa", "length_ab", "height", "width", "density", "e_oa", "e_ab"):
-            _positive(name, getattr(self, name))
-        if isinstance(self.nu, bool) or not isinstance(self.nu, (int, float)) or not 0.0 <= self.nu < 0.5:
-            raise ModelSpecError(f"`nu` must be a number in [0, 0.5), got {self.nu!r}")
-        for name in ("n_oa", "n_ab"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 50:
-                raise ModelSpecError(f"`{name}` must be an integer in 1 … 50, got {v!r}")
-        g = self.gravity
-        if isinstance(g, bool) or not isinstance(g, (int, float)) or not math.isfinite(g) or g < 0:
-            raise ModelSpecError(f"`gravity` must be a finite number >= 0, got {g!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SolverSettings:
-    """Generalized-α settings.
-
-    Attributes
-    ----------
-    dt : float, s
-        Time step (the paper's 5e-4 s); must divide ``dt_out``.
-    rho_inf : float
-        Spectral radius at infinite frequency, in [0, 1] (1: no numerical dissipation).
-    tol : float
-        Newton tolerance on the residual relative to
-        :math:`\\|Q_g\\|_\\infty + \\|M\\ddot q\\|_\\infty + \\|Q_e\\|_\\infty` (never below the rounding level of
-        :func:`nlid_core.multibody.ancf.residual_floor`).
-    max_iter : int
-        Newton iterations allowed per step.
-    """
-
-    dt: float = 5e-4
-    rho_inf: float = 0.9
-    tol: float = 1e-10
-    max_iter: int = 25
-
-    def __post_init__(self) -> None:
-        _positive("dt", self.dt)
-        r = self.rho_inf
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
-            raise ModelSpecError(f"`rho_inf` must be a number in [0, 1], got {r!r}")
-        _positive("tol", self.tol)
-        m = self.max_iter
-        if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= 1000:
-            raise ModelSpecError(f"`max_iter` must be an integer in 1 … 1000, got {m!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PendulumRun:
-    """A simulated run of the double pendulum.
-
-    Attributes
-    ----------
-    success : bool
-    message : str
-    t : (n,) ndarray, s
-        Output times, multiples of ``dt_out`` from 0 to ``t_end``.
-    x_b, y_b : (n,) ndarray, m
-        Tip B (NaN at the rows after a failure).
-    nodes : (n, n_nodes, 2) ndarray or None, m
-        Node positions O, OA's interior nodes, A, AB's interior nodes, B (``n_nodes = n_oa + n_ab + 1``).
-    sensitivities : mapping of str to (n, 2) ndarray
-        ∂(x_B, y_B)/∂p per output time for each requested name (m/rad, m/Pa); empty when none was asked.
-    model : str
-        ``"ancf"`` or ``"rigid"``.
-    steps : int
-        Time steps taken (rigid: right-hand-side evaluations).
-    newton_iterations : int
-        Newton iterations in total (0 for the rigid model).
-    elapsed_s : float, s
-        Wall time of the integration (``time.perf_counter``).
-    """
-
-    success: bool
-    message: str
-    t: FloatArray
-    x_b: FloatArray
-    y_b: FloatArray
-    nodes: FloatArray | None
-    sensitivities: Mapping[str, FloatArray] = field(default_factory=dict)
-    model: str
-    steps: int
-    newton_iterations: int
-    elapsed_s: float
-
-    def to_frame(self) -> pd.DataFrame:
-        """The tip trajectory as a frame with columns ``t``, ``x_B``, ``y_B``."""
-        return pd.DataFrame({"t": self.t, "x_B": self.x_b, "y_B": self.y_b})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -353,36 +217,6 @@ def energy(spec: PendulumSpec, q: FloatArray, qd: FloatArray, lay: Layout | None
     return float(0.5 * qd @ lay.mass @ qd + u - lay.q_g @ q)
 
 
-def _grid(t_end: float, dt_out: float, dt: float | None) -> tuple[int, int]:
-    """Validate the output grid; (rows after t = 0, steps per row)."""
-    _positive("t_end", t_end)
-    if t_end > MAX_T_END:
-        raise ModelSpecError(f"`t_end` must be at most {MAX_T_END:g} s, got {t_end!r}")
-    _positive("dt_out", dt_out)
-    if dt_out > t_end * (1 + _MULTIPLE_RTOL):
-        raise ModelSpecError(f"`dt_out` must not exceed `t_end` ({t_end!r} s), got {dt_out!r}")
-    n_out = int(math.floor(t_end / dt_out * (1 + _MULTIPLE_RTOL)))
-    if dt is None:
-        return n_out, 1
-    k = max(1, round(dt_out / dt))
-    if abs(k * dt - dt_out) > _MULTIPLE_RTOL * dt_out:
-        raise ModelSpecError(f"`dt_out` must be a positive multiple of the step `dt` = {dt!r} s, got {dt_out!r}")
-    return n_out, k
-
-
-def _angles(theta1: float, theta2: float) -> tuple[float, float]:
-    out = []
-    for name, v in (("theta1", theta1), ("theta2", theta2)):
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            raise ModelSpecError(f"`{name}` must be a finite number (rad), got {v!r}") from None
-        if isinstance(v, bool) or not math.isfinite(x):
-            raise ModelSpecError(f"`{name}` must be a finite number (rad), got {v!r}")
-        out.append(x)
-    return out[0], out[1]
-
-
 def simulate(theta1: float, theta2: float, *, spec: PendulumSpec = PendulumSpec(), t_end: float = 2.0,
              dt_out: float = 0.05, settings: SolverSettings = SolverSettings(), sensitivities: Sequence[str] = (),
              nodes: bool = False, strict: bool = False) -> PendulumRun:
@@ -491,117 +325,6 @@ def _node_positions(rec_q: FloatArray, node_r: IntArray) -> FloatArray:
         else:
             pos[:, i, :] = np.where(np.isnan(rec_q[:, :1]), np.nan, 0.0)
     return pos
-
-
-def rigid_constants(spec: PendulumSpec) -> tuple[float, float, float, float, float, float]:
-    """Constants of the rigid model (see the module docstring).
-
-    Parameters
-    ----------
-    spec : PendulumSpec
-
-    Returns
-    -------
-    tuple of float
-        ``m1, m2`` (kg), ``I1`` about O and ``I2`` about AB's centre (kg·m²), ``L1`` and ``c2 = L2/2`` (m).
-    """
-    m1 = spec.density * spec.width * spec.height * spec.length_oa
-    m2 = spec.density * spec.width * spec.height * spec.length_ab
-    i1 = m1 * (spec.length_oa**2 / 3.0 + spec.height**2 / 12.0)
-    i2 = m2 * (spec.length_ab**2 + spec.height**2) / 12.0
-    return m1, m2, i1, i2, spec.length_oa, 0.5 * spec.length_ab
-
-
-def rigid_energy(spec: PendulumSpec, phi: FloatArray, dphi: FloatArray) -> FloatArray:
-    """Total energy of the rigid model (kinetic + gravity, zero potential on the horizontal through O).
-
-    Parameters
-    ----------
-    spec : PendulumSpec
-    phi : (..., 2) ndarray, rad
-        Counter-clockwise angles φ = −θ of OA and AB.
-    dphi : (..., 2) ndarray, rad/s
-        Their rates.
-
-    Returns
-    -------
-    (...,) ndarray, J
-    """
-    m1, m2, i1, i2, l1, c2 = rigid_constants(spec)
-    p1, p2, w1, w2 = phi[..., 0], phi[..., 1], dphi[..., 0], dphi[..., 1]
-    kin = 0.5 * (i1 + m2 * l1**2) * w1**2 + m2 * l1 * c2 * np.cos(p1 - p2) * w1 * w2 + 0.5 * (i2 + m2 * c2**2) * w2**2
-    pot = spec.gravity * (m1 * 0.5 * l1 * np.sin(p1) + m2 * (l1 * np.sin(p1) + c2 * np.sin(p2)))
-    return np.asarray(kin + pot, dtype=float)
-
-
-def simulate_rigid(theta1: float, theta2: float, *, spec: PendulumSpec = PendulumSpec(), t_end: float = 2.0,
-                   dt_out: float = 0.05, nodes: bool = False) -> PendulumRun:
-    """Simulate the rigid-rod double pendulum (the limit E → ∞ of :func:`simulate`).
-
-    Parameters
-    ----------
-    theta1, theta2 : float, rad
-        Angles of OA and AB below the horizontal.
-    spec : PendulumSpec
-        The moduli, ν and the element counts are not used (the node positions follow the element counts).
-    t_end, dt_out : float, s
-        As in :func:`simulate` (``dt_out`` at most ``t_end``).
-    nodes : bool
-        Record the node positions (at the ANCF nodes' places along the rods).
-
-    Returns
-    -------
-    PendulumRun
-        ``steps`` counts right-hand-side evaluations.
-
-    Raises
-    ------
-    ModelSpecError
-        Non-finite angles or a bad grid.
-
-    Notes
-    -----
-    The equations are in the module docstring; DOP853 with rtol 1e-10, atol 1e-12.
-    """
-    th1, th2 = _angles(theta1, theta2)
-    n_out, _ = _grid(t_end, dt_out, None)
-    t = np.arange(n_out + 1, dtype=np.float64) * float(dt_out)
-    t0 = time.perf_counter()
-    y, ok, msg, nfev = _rigid_states(spec, th1, th2, t)
-    elapsed = time.perf_counter() - t0
-    l1 = spec.length_oa
-    fr = np.linspace(0.0, 1.0, spec.n_oa + 1)
-    fr2 = np.linspace(0.0, 1.0, spec.n_ab + 1)[1:]
-    ax = l1 * np.cos(y[:, :1]) * fr
-    ay = l1 * np.sin(y[:, :1]) * fr
-    bx = l1 * np.cos(y[:, :1]) + spec.length_ab * np.cos(y[:, 1:2]) * fr2
-    by = l1 * np.sin(y[:, :1]) + spec.length_ab * np.sin(y[:, 1:2]) * fr2
-    pos = np.stack([np.hstack([ax, bx]), np.hstack([ay, by])], axis=-1)
-    return PendulumRun(success=ok, message=msg, t=t, x_b=pos[:, -1, 0].copy(), y_b=pos[:, -1, 1].copy(),
-                       nodes=pos if nodes else None, sensitivities={}, model="rigid", steps=nfev, newton_iterations=0,
-                       elapsed_s=elapsed)
-
-
-def _rigid_states(spec: PendulumSpec, th1: float, th2: float, t: FloatArray) -> tuple[FloatArray, bool, str, int]:
-    """States (φ1, φ2, φ̇1, φ̇2) (len(t), 4) of the rigid model (counter-clockwise angles), success, message,
-    nfev."""
-    m1, m2, i1, i2, l1, c2 = rigid_constants(spec)
-    g = spec.gravity
-
-    def rhs(_t: float, y: FloatArray) -> FloatArray:
-        p1, p2, w1, w2 = y
-        c, s = math.cos(p1 - p2), math.sin(p1 - p2)
-        a11, a12, a22 = i1 + m2 * l1 * l1, m2 * l1 * c2 * c, i2 + m2 * c2 * c2
-        b1 = -(m2 * l1 * c2 * s * w2 * w2 + (0.5 * m1 * l1 + m2 * l1) * g * math.cos(p1))
-        b2 = -(-m2 * l1 * c2 * s * w1 * w1 + m2 * c2 * g * math.cos(p2))
-        det = a11 * a22 - a12 * a12
-        return np.array([w1, w2, (a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det])
-
-    sol = solve_ivp(rhs, (0.0, float(t[-1])), np.array([-th1, -th2, 0.0, 0.0]), method="DOP853", t_eval=t,
-                    rtol=1e-10, atol=1e-12)
-    y = np.full((t.size, 4), np.nan)
-    y[: sol.y.shape[1]] = sol.y.T
-    return y, bool(sol.success), str(sol.message), int(sol.nfev)
 
 
 def tip_response(params: Sequence[float], names: Sequence[str], *, spec: PendulumSpec = PendulumSpec(),
