@@ -11,7 +11,7 @@ Weights: σ_rc is the output's noise from the model file when given, else 0.1 % 
 pass; after it, σ_rc is set to the residual's rms of each record and channel and the fit is refined (one
 reweighting pass): channels measured with different noise count by their own noise.
 
-The minimiser is Levenberg–Marquardt on the normal equations (Marquardt's diagonal scaling, Nielsen's damping
+The minimiser (:mod:`.solver`) is Levenberg–Marquardt on the normal equations (Marquardt's diagonal scaling, Nielsen's damping
 update, bounds by projection), accumulated record by record, so memory does not grow with records × samples ×
 unknowns. Parameters are scaled by their start magnitudes. The covariance of θ_f is ``s²·S⁻¹`` with S the Schur
 complement of the initial-state block in JᵀJ (the initial states are nuisance unknowns) and s² the reduced
@@ -46,17 +46,13 @@ from .data import MdofRecord
 from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
 from .normal import undetermined as undetermined_parameters
 from .results import ChannelFit, MdofFit, failed_fit, summarise, weakest_direction_text
+from .solver import Problem, levenberg_marquardt
 from .spec import MdofModel
 
 __all__ = ["ChannelFit", "MdofFit", "fit_records", "noise_level", "weakest_direction_text"]
 
 FloatArray = NDArray[np.float64]
 
-#: An accepted step lowering the cost by less than this many reduced-χ² units ends the fit (Δχ² below 0.02) ...
-GAIN_TOL = 1e-2
-#: ... and so do three accepted steps lowering it by less than this in all (crawling along a flat valley of
-#: poorly determined combinations: Δχ² below 1 over three steps, a fraction of their standard errors).
-CRAWL_TOL = 0.5
 #: Reduced χ² (first-pass weights) at the end of a direct fit above which it is tried again over growing horizons.
 FAR_END = 3.0
 #: Shortest leading part of a record fitted on its own (samples).
@@ -304,6 +300,68 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     """One fit from ``params`` (see :func:`fit_records`); ``inits`` are starting initial states by record name;
     ``verify`` ends it with the integration-error check (a pass that another one refines skips it)."""
     t_start = time.perf_counter()
+    p, starts = _problem(model, records, params, free, sigmas, inits)
+    free = list(free)
+    lm = {"max_iterations": max_iterations, "progress": progress, "stage": stage}
+    workers = min(len(records), os.cpu_count() or 1, MAX_THREADS)
+    p.pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    try:
+        with single_blas_thread():
+            undetermined: list[str] = []
+            together: list[str] = []
+            x0 = np.array([params[f].value for f in free]) / p.scale
+            blocks0: list[Block] | None = None
+            if screen and free:
+                blocks0, msg0 = p.evaluate(x0, starts, True)
+                if blocks0 is None:
+                    return failed_fit(model, params, free, records, f"the start does not simulate: {msg0}", t_start,
+                                      p.nfev)
+                s0 = schur(normal_equations(blocks0, p.free_idx, p.scale, p.init_sizes)[0], p.free_idx.size)
+                if combine:
+                    p.basis, undetermined, together = combinations(s0, free, screen_tol)
+                else:
+                    undetermined = undetermined_parameters(s0, free, screen_tol)
+                if undetermined:
+                    keep = [k for k, f in enumerate(free) if f not in undetermined]
+                    free, x0 = [free[k] for k in keep], x0[keep]
+                    p.keep(keep)
+            state, message, iters = levenberg_marquardt(p, x0, starts, "first pass", blocks0, **lm)  # type: ignore[arg-type]
+            if state is None:
+                return failed_fit(model, params, free, records, message, t_start, p.nfev)
+            if reweight:
+                new_sig = [_rms_sigma(b, s, r) for b, s, r in zip(state.blocks, p.sig, records, strict=True)]
+                # the same simulations under the new weights: rescale instead of simulating again
+                rescaled = [_reweighted(b, s_old / s_new, r.n) for b, s_old, s_new, r
+                            in zip(state.blocks, p.sig, new_sig, records, strict=True)]
+                p.sig = new_sig
+                state2, message2, iters2 = levenberg_marquardt(p, state.x, state.inits, "reweighted", rescaled,
+                                                               **lm)  # type: ignore[arg-type]
+                if state2 is not None:
+                    state, message, iters = state2, message2, iters + iters2
+            check = None
+            if verify:
+                state, message, iters, check = _refine_integration(p, state, message, iters, free, lm)
+    finally:
+        if p.pool is not None:
+            p.pool.shutdown()
+    message += _screen_text(undetermined, together) + _integration_text(check, state, records)
+    fit = summarise(model, params, free, p.free_idx, p.scale, records, state, p.sig, p.init_sizes, message, iters,
+                    p.nfev, t_start, bias=None if check is None else np.abs(check.shift), undetermined=undetermined)
+    if p.basis is not None and p.basis.shape[1]:
+        # the problem this fit solved: the directions its records see (its own condition number)
+        seen = schur(p.normal(state.blocks)[0], p.basis.shape[1])
+        d = np.sqrt(np.maximum(np.diag(seen), 1e-300))
+        w = np.linalg.eigvalsh(seen / np.outer(d, d))
+        fit = replace(fit, condition=math.sqrt(float(w[-1] / w[0])) if w[0] > 0 else math.inf,
+                      message=fit.message + f"; condition number {fit.condition:.3g} over every parameter, and as given"
+                      f" over the {p.basis.shape[1]} directions estimated")
+    return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
+
+
+def _problem(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str],
+             sigmas: Mapping[tuple[str, str], float] | None, inits: Mapping[str, FloatArray] | None
+             ) -> tuple[Problem, list[FloatArray]]:
+    """The problem of one fit, checked against the model, and the records' starting initial states."""
     names = model.param_names
     unknown = [f for f in free if f not in names]
     if unknown:
@@ -311,242 +369,82 @@ def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: Parameter
     for rec in records:
         if set(rec.output_names) - set(model.dof_names):
             raise DataValidationError(f"record `{rec.name}` measures {rec.output_names}, not DOFs of the model")
-    free_idx = np.array([names.index(f) for f in free], dtype=np.int64)
-    theta0 = np.array([params[n].value for n in names], dtype=np.float64)
     scale = _scales(params, list(free))
-    lower = np.array([params[f].lower for f in free]) / scale
-    upper = np.array([params[f].upper for f in free]) / scale
     helds = [model.held_mask(r.held) for r in records]
-    init_sizes = [0 if r.static else 2 * int((~h).sum()) for r, h in zip(records, helds, strict=True)]
-    sig = [np.array([sigmas[(r.name, d)] for d in r.output_names]) if sigmas else _first_sigma(model, r) for r in records]
+    p = Problem(model=model, records=records, helds=helds,
+                init_sizes=[0 if r.static else 2 * int((~h).sum()) for r, h in zip(records, helds, strict=True)],
+                sig=[np.array([sigmas[(r.name, d)] for d in r.output_names]) if sigmas else _first_sigma(model, r)
+                     for r in records],
+                theta0=np.array([params[n].value for n in names], dtype=np.float64),
+                free_idx=np.array([names.index(f) for f in free], dtype=np.int64), scale=scale,
+                lower=np.array([params[f].lower for f in free]) / scale,
+                upper=np.array([params[f].upper for f in free]) / scale,
+                simulate=_simulate_block, static=_static_block)
     starts = [np.zeros(0) if r.static else (np.array(inits[r.name], dtype=np.float64) if inits and r.name in inits
                                             else _initial_guess(model, r, h)) for r, h in zip(records, helds, strict=True)]
-    nfev = [0]
-    nsubs: list[int | None] = [None] * len(records)  # RK4 substeps per record: None until the accuracy check sets them
+    return p, starts
 
-    def theta_of(x: FloatArray) -> FloatArray:
-        th = theta0.copy()
-        th[free_idx] = x * scale
-        return th
 
-    def one(k: int, th: FloatArray, inits: list[FloatArray], want: bool) -> tuple[Block | None, str]:
-        rec = records[k]
-        if rec.static:
-            return _static_block(model, rec, th, sig[k], want)
-        return _simulate_block(model, rec, th, inits[k], helds[k], sig[k], want, nsubs[k])
+def _refine_integration(p: Problem, state: State, message: str, iters: int, free: list[str],
+                        lm: Mapping[str, object]) -> tuple[State, str, int, IntegrationCheck | None]:
+    """Step-doubling check at the estimate; while the integration error moves an estimate by more than
+    ``SHIFT_TOL`` of its standard error, refit with finer substeps (at most ``MAX_REFINEMENTS`` times)."""
+    check = None
+    for attempt in range(MAX_REFINEMENTS + 1):
+        check = _integration_check(p, state, free)
+        if check is None or check.ratio <= SHIFT_TOL or attempt == MAX_REFINEMENTS:
+            break
+        # RK4's error falls 16-fold per halving of the step: go straight to the step that should do
+        factor = 2 ** min(max(math.ceil(math.log(check.ratio / SHIFT_TOL, 16)), 1), 3)
+        for k, b in enumerate(state.blocks):
+            if not p.records[k].static and b.nsub > 0:
+                p.nsubs[k] = factor * b.nsub
+        state3, message3, iters3 = levenberg_marquardt(p, state.x, state.inits, "finer integration",
+                                                       **lm)  # type: ignore[arg-type]
+        if state3 is None:
+            break
+        state, message, iters = state3, message3, iters + iters3
+    return state, message, iters, check
 
-    def evaluate(x: FloatArray, inits: list[FloatArray], want: bool) -> tuple[list[Block] | None, str]:
-        nfev[0] += 1
-        th = theta_of(x)
-        if pool is None:
-            done = [one(k, th, inits, want) for k in range(len(records))]
-        else:  # the compiled simulator releases the GIL: records run side by side
-            done = list(pool.map(lambda k: one(k, th, inits, want), range(len(records))))
-        for b, msg in done:
-            if b is None:
-                return None, msg
-        return [b for b, _ in done if b is not None], ""
 
-    def set_inits(inits: list[FloatArray], delta: FloatArray) -> list[FloatArray]:
-        out = []
-        off = 0
-        for y0, h, ni in zip(inits, helds, init_sizes, strict=True):
-            if ni == 0:
-                out.append(y0)
-                continue
-            mask = np.concatenate([~h, ~h])
-            y = y0.copy()
-            y[mask] += delta[off:off + ni]
-            out.append(y)
-            off += ni
-        return out
-
-    def solve(x: FloatArray, inits: list[FloatArray], label: str, blocks: list[Block] | None = None
-              ) -> tuple[State | None, str, int]:
-        npz = free_idx.size if basis is None else basis.shape[1]
-        if blocks is None:
-            blocks, msg = evaluate(x, inits, True)
-            if blocks is None:
-                return None, f"the start does not simulate: {msg}", 0
-        cost = 0.5 * sum(float(b.r @ b.r) for b in blocks)
-        n_res = max(sum(b.r.size for b in blocks), 1)
-        state = State(x=x, inits=inits, cost=cost, blocks=blocks)
-        a, g = normal_equations(blocks, free_idx, scale, init_sizes, basis)
-        diag = np.maximum(np.diag(a), 1e-12 * max(float(np.max(np.diag(a))), 1e-300))
-        mu = 1e-3
-        nu = 2.0
-        it = 0
-        gains: list[float] = []
-        message = f"stopped after {max_iterations} iterations"
-        for it in range(1, max_iterations + 1):
-            try:
-                h = np.linalg.solve(a + mu * np.diag(diag), -g)
-            except np.linalg.LinAlgError:
-                mu *= nu
-                nu *= 2
-                continue
-            hp = h[:npz]
-            blocked = np.zeros(npz, dtype=bool)
-            if basis is None:
-                blocked = ((state.x <= lower) & (g[:npz] > 0)) | ((state.x >= upper) & (g[:npz] < 0))
-            if blocked.any():  # a parameter at its bound, pushed outwards: solve without it
-                act = np.concatenate([~blocked, np.ones(h.size - npz, dtype=bool)])
-                h = np.zeros_like(h)
-                try:
-                    h[act] = np.linalg.solve((a + mu * np.diag(diag))[np.ix_(act, act)], -g[act])
-                except np.linalg.LinAlgError:
-                    mu *= nu
-                    nu *= 2
-                    continue
-                hp = h[:npz]
-            if basis is None:
-                xn = np.clip(state.x + hp, lower, upper)
-                hp = xn - state.x
-                h[:npz] = hp
-            else:  # shorten the step to the nearest bound: clipping would leave the seen directions
-                hx = basis @ hp
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    room = np.where(hx > 0, (upper - state.x) / hx, np.where(hx < 0, (lower - state.x) / hx, np.inf))
-                alpha = min(1.0, float(np.min(room))) if room.size else 1.0
-                h = alpha * h
-                hp = h[:npz]
-                xn = np.clip(state.x + alpha * hx, lower, upper)
-            predicted = -(g @ h) - 0.5 * h @ (a @ h)
-            # statistically converged: the step would lower the cost by less than 1e-3 of one reduced-χ² unit
-            if mu <= 1e-2 and 0 <= predicted <= 0.1 * GAIN_TOL * 2 * state.cost / n_res:
-                message = f"converged in {it - 1} iterations"
-                break
-            new_inits = set_inits(state.inits, np.asarray(h[npz:], dtype=np.float64))
-            blocks_n, _ = evaluate(xn, new_inits, True)
-            if blocks_n is not None:
-                cost_n = 0.5 * sum(float(b.r @ b.r) for b in blocks_n)
-                rho = (state.cost - cost_n) / predicted if predicted > 0 else -1.0
-            else:
-                cost_n, rho = math.inf, -1.0
-            if rho > 0 and blocks_n is not None:
-                small_step = np.linalg.norm(hp) <= 1e-9 * (np.linalg.norm(state.x) + 1e-9)
-                gain = state.cost - cost_n
-                state = State(x=xn, inits=new_inits, cost=cost_n, blocks=blocks_n)
-                a, g = normal_equations(blocks_n, free_idx, scale, init_sizes, basis)
-                diag = np.maximum(diag, np.diag(a))
-                mu *= max(1 / 3, 1 - (2 * rho - 1) ** 3)
-                nu = 2.0
-                if progress is not None:
-                    progress(stage, min(it / max_iterations, 0.95), f"{label}: iteration {it}, cost {state.cost:.6g}")
-                # converged: the cost falls by a negligible part of one reduced-χ² unit (a flat valley of poorly
-                # determined combinations is not followed further: moves within it stay inside their intervals)
-                gains.append(gain)
-                unit = 2 * state.cost / n_res  # one reduced-χ² unit of cost
-                crawling = len(gains) >= 3 and sum(gains[-3:]) <= CRAWL_TOL * unit
-                if gain <= 1e-10 * state.cost or gain <= GAIN_TOL * unit or crawling or small_step:
-                    message = f"converged in {it} iterations"
-                    break
-            else:
-                mu *= nu
-                nu *= 2
-                if mu > 1e16:
-                    message = f"no further decrease after {it} iterations"
-                    break
-        return state, message, it
-
-    workers = min(len(records), os.cpu_count() or 1, MAX_THREADS)
-    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
-    try:
-        with single_blas_thread():
-            undetermined: list[str] = []
-            together: list[str] = []
-            basis: FloatArray | None = None
-            x0 = np.array([params[f].value for f in free]) / scale
-            blocks0: list[Block] | None = None
-            if screen and free:
-                blocks0, msg0 = evaluate(x0, starts, True)
-                if blocks0 is None:
-                    return failed_fit(model, params, free, records, f"the start does not simulate: {msg0}", t_start, nfev[0])
-                s0 = schur(normal_equations(blocks0, free_idx, scale, init_sizes)[0], free_idx.size)
-                if combine:
-                    basis, undetermined, together = combinations(s0, list(free), screen_tol)
-                else:
-                    undetermined = undetermined_parameters(s0, list(free), screen_tol)
-                if undetermined:
-                    keep = [k for k, f in enumerate(free) if f not in undetermined]
-                    free = [free[k] for k in keep]
-                    free_idx, scale, lower, upper, x0 = free_idx[keep], scale[keep], lower[keep], upper[keep], x0[keep]
-                    if basis is not None:
-                        basis = np.linalg.qr(basis[keep])[0] if basis.shape[1] else basis[keep]
-            state, message, iters = solve(x0, starts, "first pass", blocks0)
-            if state is None:
-                return failed_fit(model, params, free, records, message, t_start, nfev[0])
-            if reweight:
-                new_sig = [_rms_sigma(b, s, r) for b, s, r in zip(state.blocks, sig, records, strict=True)]
-                # the same simulations under the new weights: rescale instead of simulating again
-                rescaled = [_reweighted(b, s_old / s_new, r.n) for b, s_old, s_new, r
-                            in zip(state.blocks, sig, new_sig, records, strict=True)]
-                sig = new_sig
-                state2, message2, iters2 = solve(state.x, state.inits, "reweighted", rescaled)
-                if state2 is not None:
-                    state, message, iters = state2, message2, iters + iters2
-            check = None
-            for _ in range(MAX_REFINEMENTS + 1 if verify else 0):
-                check = _integration_check(model, records, state, sig, helds, free_idx, scale, init_sizes, list(free),
-                                           theta_of(state.x))
-                if check is None or check.ratio <= SHIFT_TOL or _ == MAX_REFINEMENTS:
-                    break
-                # RK4's error falls 16-fold per halving of the step: go straight to the step that should do
-                factor = 2 ** min(max(math.ceil(math.log(check.ratio / SHIFT_TOL, 16)), 1), 3)
-                for k, b in enumerate(state.blocks):
-                    if not records[k].static and b.nsub > 0:
-                        nsubs[k] = factor * b.nsub
-                state3, message3, iters3 = solve(state.x, state.inits, "finer integration")
-                if state3 is None:
-                    break
-                state, message, iters = state3, message3, iters + iters3
-    finally:
-        if pool is not None:
-            pool.shutdown()
+def _screen_text(undetermined: Sequence[str], together: Sequence[str]) -> str:
+    text = ""
     if undetermined:
-        message += f"; held at their start values, because these records do not determine them: {', '.join(undetermined)}"
+        text += f"; held at their start values, because these records do not determine them: {', '.join(undetermined)}"
     if together:
-        message += (f"; these records see {', '.join(together)} only in combination: they were moved together, by the"
-                    " same relative amounts where the data cannot tell them apart")
+        text += (f"; these records see {', '.join(together)} only in combination: they were moved together, by the"
+                 " same relative amounts where the data cannot tell them apart")
+    return text
+
+
+def _integration_text(check: IntegrationCheck | None, state: State, records: Sequence[MdofRecord]) -> str:
     steps = sorted({b.nsub for b, r in zip(state.blocks, records, strict=True) if not r.static})
-    if check is not None and steps:
-        how = "/".join(map(str, (s for s in steps if s))) + " RK4 substep(s) per sample" if any(steps) else ""
-        if 0 in steps:
-            how += (" and " if how else "") + "SDIRK4 with error control (a stiff model)"
-        message += f"; integration: {how}" + (
-            f", whose error (step doubling) moves {check.worst} by {check.ratio:.2g} of its standard error at most (added"
-            " to the intervals)" if any(steps) else "")
-    fit = summarise(model, params, list(free), free_idx, scale, records, state, sig, init_sizes, message, iters,
-                    nfev[0], t_start, bias=None if check is None else np.abs(check.shift), undetermined=undetermined)
-    if basis is not None and basis.shape[1]:
-        # the problem this fit solved: the directions its records see (its own condition number)
-        seen = schur(normal_equations(state.blocks, free_idx, scale, init_sizes, basis)[0], basis.shape[1])
-        d = np.sqrt(np.maximum(np.diag(seen), 1e-300))
-        w = np.linalg.eigvalsh(seen / np.outer(d, d))
-        fit = replace(fit, condition=math.sqrt(float(w[-1] / w[0])) if w[0] > 0 else math.inf,
-                      message=fit.message + f"; condition number {fit.condition:.3g} over every parameter, and as given"
-                      f" over the {basis.shape[1]} directions estimated")
-    return replace(fit, undetermined=tuple(undetermined), combined=tuple(together))
+    if check is None or not steps:
+        return ""
+    how = "/".join(map(str, (s for s in steps if s))) + " RK4 substep(s) per sample" if any(steps) else ""
+    if 0 in steps:
+        how += (" and " if how else "") + "SDIRK4 with error control (a stiff model)"
+    return f"; integration: {how}" + (
+        f", whose error (step doubling) moves {check.worst} by {check.ratio:.2g} of its standard error at most (added"
+        " to the intervals)" if any(steps) else "")
 
 
-def _integration_check(model: MdofModel, records: Sequence[MdofRecord], state: State, sig: Sequence[FloatArray],
-                       helds: Sequence[NDArray[np.bool_]], free_idx: NDArray[np.int64], scale: FloatArray,
-                       init_sizes: Sequence[int], free: list[str], theta: FloatArray) -> IntegrationCheck | None:
+def _integration_check(p: Problem, state: State, free: list[str]) -> IntegrationCheck | None:
     """Step-doubling check of the estimate (:mod:`.accuracy`); None without dynamic records or when the finer run
     fails."""
-    if not any(not r.static for r in records) or not free:
+    if not any(not r.static for r in p.records) or not free:
         return None
+    theta = p.theta_of(state.x)
     errs = []
-    for k, (rec, b) in enumerate(zip(records, state.blocks, strict=True)):
+    for k, (rec, b) in enumerate(zip(p.records, state.blocks, strict=True)):
         if rec.static or b.nsub == 0:  # a static record, or SDIRK4 under its own error control (rtol 1e-8)
             errs.append(Block(r=np.zeros_like(b.r), jp=b.jp, ji=b.ji))
             continue
-
-        fine, _ = _simulate_block(model, rec, theta, state.inits[k], helds[k], sig[k], False, 2 * b.nsub)
+        fine, _ = _simulate_block(p.model, rec, theta, state.inits[k], p.helds[k], p.sig[k], False, 2 * b.nsub)
         if fine is None:
             return None
         errs.append(Block(r=RICHARDSON * (b.r - fine.r), jp=b.jp, ji=b.ji))
-    a, g_err = normal_equations(errs, free_idx, scale, init_sizes)
+    a, g_err = normal_equations(errs, p.free_idx, p.scale, p.init_sizes)
     n_res = max(sum(b.r.size for b in state.blocks) - a.shape[0], 1)
     return integration_shift(a, g_err, 2 * state.cost / n_res, free, RANK_TOL)
 
