@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from app_support import jobs, known_answer, state, studies, tables
+from app_support import jobs, known_answer, state, study_actions, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -83,7 +83,7 @@ with st.container(key="results", border=True):
         right.plotly_chart(figures.fig_fit(fit.records[0], channel=channel, units=fit_units(fit, fit.records[0].name)),
                            key="fit_fig")
 
-studies.save_run_control(run)  # into the open saved study (or a new one)
+study_actions.save_run_control(run)  # into the open saved study (or a new one)
 
 st.subheader("History")
 history = state.runs()

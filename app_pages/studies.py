@@ -3,7 +3,7 @@ runs, a batch's progress and summary, export, import, delete."""
 
 import streamlit as st
 
-from app_support import identity, jobs, state, studies, tables
+from app_support import identity, jobs, state, studies, study_actions, study_batches, study_compare, tables
 from app_support.text import esc
 from nlid_core.batch.spec import MAX_SPEC_BYTES
 from nlid_core.errors import NlidError
@@ -34,7 +34,7 @@ with st.expander("New study from this session", expanded=not rows):
     st.caption(f"Saves the {len(recs)} record(s) of this session" + (" and, if ticked, the active run." if run else "."))
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     c1.text_input("Name", max_chars=MAX_NAME_LENGTH, key=state.STUDIES_NEW_NAME, placeholder="e.g. shaker rig, May")
-    c2.button("Create study", key=state.STUDIES_CREATE, type="primary", on_click=studies.on_create, args=(store, owner))
+    c2.button("Create study", key=state.STUDIES_CREATE, type="primary", on_click=study_actions.on_create, args=(store, owner))
     if run is not None:
         st.checkbox(f"Include the active run ({esc(run.label)})", value=True, key=state.STUDIES_NEW_WITH_RUN)
 
@@ -45,7 +45,7 @@ with st.expander("Run a Monte Carlo batch on this server"):
                " finished draw is saved into the study at once, so running the same spec again resumes it."
                " Grid batches read record files on the server: run those with `python -m nlid_core batch`.")
     st.file_uploader("Load a spec file (.toml), or edit the example below", type=["toml"],
-                     key=state.STUDIES_BATCH_UPLOAD, on_change=studies.on_spec_upload)
+                     key=state.STUDIES_BATCH_UPLOAD, on_change=study_actions.on_spec_upload)
     if state.peek(state.STUDIES_BATCH_SPEC) is None:
         state.set_widget(state.STUDIES_BATCH_SPEC, studies.MC_SPEC_EXAMPLE)
     st.text_area("Spec (TOML)", key=state.STUDIES_BATCH_SPEC, height=360, max_chars=MAX_SPEC_BYTES)
@@ -57,13 +57,13 @@ with st.expander("Run a Monte Carlo batch on this server"):
     if st.button("Run batch", key=state.STUDIES_BATCH_RUN, type="primary", icon=":material/play_arrow:"):
         typed = str(state.peek(state.STUDIES_BATCH_STUDY, "") or "").strip()
         try:
-            done = studies.run_batch_here(owner, str(state.peek(state.STUDIES_BATCH_SPEC, "")), study=typed or None,
+            done = study_actions.run_batch_here(owner, str(state.peek(state.STUDIES_BATCH_SPEC, "")), study=typed or None,
                                           restart=bool(state.peek(state.STUDIES_BATCH_RESTART, False)),
                                           key=state.STUDIES_BATCH_JOB)
         except (NlidError, jobs.JobError) as exc:
             st.error(f"The batch did not run: {esc(exc)}. Draws stored before are kept.")
         else:
-            (st.success if done.success else st.warning)(studies.batch_done_text(done))
+            (st.success if done.success else st.warning)(study_actions.batch_done_text(done))
             state.set_widget(state.STUDIES_PICK, done.study_id)
             rows = studies.overview(store, owner)
 
@@ -83,21 +83,21 @@ else:
     study = by_id[pick]
     mine = study.owner == owner
     b1, b2, b3 = st.columns(3)
-    b1.button("Open (load its records)", key=state.STUDIES_OPEN, type="primary", on_click=studies.on_open,
+    b1.button("Open (load its records)", key=state.STUDIES_OPEN, type="primary", on_click=study_actions.on_open,
               args=(store, owner, study.id))
     if ref is not None:
-        b2.button("Close the open study", key=state.STUDIES_CLOSE, on_click=studies.on_close,
+        b2.button("Close the open study", key=state.STUDIES_CLOSE, on_click=study_actions.on_close,
                   help=f"{esc(ref.name)} stays saved; this session keeps its records and runs.")
         if ref.owner == owner:
             b3.button("Save session records into it", key=state.STUDIES_SAVE_RECORDS,
-                      on_click=studies.on_save_records, args=(store, owner, ref),
+                      on_click=study_actions.on_save_records, args=(store, owner, ref),
                       help=f"Adds the records of this session that {esc(ref.name)} lacks.")
 
     runs: tuple[Run, ...] = ()
-    batch: studies.BatchView | None = None
+    batch: study_batches.BatchView | None = None
     try:
-        runs = studies.study_runs(store, owner, study.id)
-        batch = studies.batch_view(store, owner, study.id, runs)
+        runs = study_compare.study_runs(store, owner, study.id)
+        batch = study_batches.batch_view(store, owner, study.id, runs)
     except NlidError as exc:
         st.error(esc(exc))
     names = ["Records & notes", "Compare runs"] + (["Batch"] if batch is not None else []) + [
@@ -118,7 +118,7 @@ else:
         notes_key = state.key_for(state.STUDIES_NOTES, study.id)
         if mine:
             st.text_area("Notes", value=study.notes, key=notes_key, height=120, max_chars=100_000)
-            st.button("Save notes", key=state.STUDIES_SAVE_NOTES, on_click=studies.on_notes,
+            st.button("Save notes", key=state.STUDIES_SAVE_NOTES, on_click=study_actions.on_notes,
                       args=(store, owner, study.id))
         else:
             st.caption("Notes (read-only: the study is shared with you)")
@@ -133,24 +133,24 @@ else:
         if len(single) > studies.COMPARE_PICK_ABOVE:
             label_of = {r.id: f"#{r.id} {r.label}" for r in single}
             chosen = st.multiselect(f"Runs to compare ({len(single)} saved; the newest {studies.COMPARE_DEFAULT}"
-                                    " by default)", list(label_of), default=studies.default_compared(single),
+                                    " by default)", list(label_of), default=study_compare.default_compared(single),
                                     format_func=label_of.__getitem__,
                                     key=state.key_for(state.STUDIES_COMPARE_RUNS, study.id))
-        comp: studies.Comparison | None = None
+        comp: study_compare.Comparison | None = None
         if not single:
             st.caption("No saved run in this study yet: save one from the Identify page.")
         elif not chosen:
             st.info("Choose the runs to compare above.")
         else:
             try:
-                comp = studies.compare(store, owner, study.id, chosen, runs)
+                comp = study_compare.compare(store, owner, study.id, chosen, runs)
             except NlidError as exc:
                 st.error(esc(exc))
         if comp is not None and not comp.frame.empty:
-            st.dataframe(studies.compare_display(comp), key="study_compare_table", hide_index=True)
+            st.dataframe(study_compare.compare_display(comp), key="study_compare_table", hide_index=True)
             if comp.parameters:
                 param = st.selectbox("Parameter", comp.parameters, key=state.STUDIES_COMPARE_PARAM)
-                labels, values, errs = studies.parameter_series(comp, param)
+                labels, values, errs = study_compare.parameter_series(comp, param)
                 st.plotly_chart(fig_parameter_across_runs(labels, values, errs, parameter=param,
                                                           unit=comp.units.get(param, "")), key="study_compare_fig")
 
@@ -168,14 +168,14 @@ else:
                            " skipped)" + (" — here, or from the command line:" if here else ". Resume with:"))
                 if here and st.button("Resume here", key=state.STUDIES_BATCH_RESUME, icon=":material/replay:"):
                     try:
-                        done = studies.run_batch_here(owner, batch.spec_toml, study=study.name, restart=False,
+                        done = study_actions.run_batch_here(owner, batch.spec_toml, study=study.name, restart=False,
                                                       key=state.STUDIES_BATCH_RESUME_JOB)
                     except (NlidError, jobs.JobError) as exc:
                         st.error(f"The batch did not resume: {esc(exc)}. Draws stored before are kept.")
                     else:
-                        studies.post_batch_done(done)
+                        study_actions.post_batch_done(done)
                         st.rerun()
-                st.code(studies.resume_command(study), language="bash")
+                st.code(study_batches.resume_command(study), language="bash")
             with st.expander("Spec"):
                 if batch.spec_toml:
                     st.code(batch.spec_toml, language="toml")
@@ -189,14 +189,14 @@ else:
                             " intervals holding the truth ± its binomial standard error, flagged when outside the"
                             " band exact intervals would give 95 % of the time.")
                 if mc.parameters:
-                    st.dataframe(studies.monte_carlo_table(batch), key="study_batch_summary", hide_index=True)
-                    ordered = studies.monte_carlo_parameters(batch)
+                    st.dataframe(study_batches.monte_carlo_table(batch), key="study_batch_summary", hide_index=True)
+                    ordered = study_batches.monte_carlo_parameters(batch)
                     names_p = [p.name for p in ordered]
                     truth = {p.name: p.truth for p in ordered}
                     if state.peek(state.STUDIES_BATCH_PARAM) not in names_p:
                         state.reset_widget(state.STUDIES_BATCH_PARAM)
                     bp = st.selectbox("Parameter", names_p, key=state.STUDIES_BATCH_PARAM)
-                    vals = studies.batch_estimates(batch, bp)
+                    vals = study_batches.batch_estimates(batch, bp)
                     if vals:
                         st.plotly_chart(fig_monte_carlo_estimates(vals, parameter=bp, truth=truth[bp],
                                                                   unit=batch.units.get(bp, "")),
@@ -206,9 +206,9 @@ else:
             else:
                 st.markdown(f"**Grid**: {len(batch.grid)} stored item(s), a row per record × variant.")
                 if batch.grid:
-                    st.dataframe(studies.grid_table(batch), key="study_batch_grid", hide_index=True)
+                    st.dataframe(study_batches.grid_table(batch), key="study_batch_grid", hide_index=True)
             if not batch.items.empty:
-                st.download_button("Download the per-item results (CSV)", studies.batch_csv(batch),
+                st.download_button("Download the per-item results (CSV)", study_batches.batch_csv(batch),
                                    file_name=f"{study.name} batch {bs.batch_set}.csv", mime="text/csv",
                                    key=state.STUDIES_BATCH_CSV, on_click="ignore", icon=":material/download:")
 
@@ -217,20 +217,20 @@ else:
         if mine:
             m1.text_input("New name", value=study.name, max_chars=MAX_NAME_LENGTH,
                           key=state.key_for(state.STUDIES_RENAME_TO, study.id))
-            m2.button("Rename", key=state.STUDIES_RENAME, on_click=studies.on_rename, args=(store, owner, study.id))
+            m2.button("Rename", key=state.STUDIES_RENAME, on_click=study_actions.on_rename, args=(store, owner, study.id))
         m1.text_input("Name of the copy", value=f"{study.name} copy"[:MAX_NAME_LENGTH], max_chars=MAX_NAME_LENGTH,
                       key=state.key_for(state.STUDIES_DUPLICATE_TO, study.id))
         m2.button("Copy to my studies" if not mine else "Duplicate", key=state.STUDIES_DUPLICATE,
-                  on_click=studies.on_duplicate, args=(store, owner, study))
-        st.download_button("Export (.nlid.zip)", studies.exporter(store, owner, study.id),
-                           file_name=studies.export_file_name(study), mime="application/zip",
+                  on_click=study_actions.on_duplicate, args=(store, owner, study))
+        st.download_button("Export (.nlid.zip)", study_actions.exporter(store, owner, study.id),
+                           file_name=study_actions.export_file_name(study), mime="application/zip",
                            key=state.STUDIES_EXPORT, on_click="ignore", icon=":material/download:")
         if mine:
             st.markdown("**Delete**: the study and its runs go; records other studies use stay.")
             d1, d2 = st.columns(2, vertical_alignment="bottom")
             d1.text_input(f"Type {esc(study.name)} to confirm", key=state.key_for(state.STUDIES_DELETE_CONFIRM,
                                                                                  study.id))
-            d2.button("Delete study", key=state.STUDIES_DELETE, on_click=studies.on_delete, args=(store, owner, study),
+            d2.button("Delete study", key=state.STUDIES_DELETE, on_click=study_actions.on_delete, args=(store, owner, study),
                       icon=":material/delete:")
 
     with t_share:
@@ -248,12 +248,12 @@ else:
             s1.text_input("Share with (e-mail address or user name, as they sign in)", key=state.STUDIES_SHARE_WITH,
                           help="Or their owner name as their Studies page shows it (`--owner ...`), e.g. for an"
                                " engineer whose sign-in has no e-mail address.")
-            s2.button("Share", key=state.STUDIES_SHARE, on_click=studies.on_share, args=(store, owner, study.id))
+            s2.button("Share", key=state.STUDIES_SHARE, on_click=study_actions.on_share, args=(store, owner, study.id))
             if grantees:
                 u1, u2 = st.columns([3, 1], vertical_alignment="bottom")
                 u1.selectbox("Stop sharing with", grantees, key=state.STUDIES_UNSHARE_WHO,
                              format_func=studies.owner_text)
-                u2.button("Stop sharing", key=state.STUDIES_UNSHARE, on_click=studies.on_unshare,
+                u2.button("Stop sharing", key=state.STUDIES_UNSHARE, on_click=study_actions.on_unshare,
                           args=(store, owner, study.id))
 
 st.divider()
@@ -262,5 +262,5 @@ st.file_uploader("Study file (.nlid.zip, exported from nlid)", type=["zip"], key
 i1, i2 = st.columns([3, 1], vertical_alignment="bottom")
 i1.text_input("Name (optional; default: the name in the file)", max_chars=MAX_NAME_LENGTH,
               key=state.STUDIES_IMPORT_NAME)
-i2.button("Import", key=state.STUDIES_IMPORT, on_click=studies.on_import, args=(store, owner))
+i2.button("Import", key=state.STUDIES_IMPORT, on_click=study_actions.on_import, args=(store, owner))
 state.show_posts(studies.IMPORT_POSTS)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app_support import state, studies
+from app_support import state, studies, study_actions, study_batches, study_compare
 from nlid_core.store import archive
 from nlid_core.store import studies as saved
 from nlid_core.store.db import open_store
@@ -173,9 +173,9 @@ def test_export_then_import_round_trip_and_a_hostile_file(db_url, monkeypatch):
     assert [d.key for d in dl] == [state.STUDIES_EXPORT] and dl[0].proto.deferred_file_id  # built on click
     with open_store(db_url) as store:
         (study,) = saved.list_studies(store, "local")
-        data = studies.exporter(store, "local", study.id)()  # what the click downloads
+        data = study_actions.exporter(store, "local", study.id)()  # what the click downloads
         assert data == archive.export_study(store, "local", study.id)
-        assert studies.export_file_name(study) == "rig.nlid.zip"
+        assert study_actions.export_file_name(study) == "rig.nlid.zip"
     at.file_uploader(key=state.STUDIES_IMPORT_FILE).set_value(("rig.nlid.zip", data, "application/zip")).run()
     at.text_input(key=state.STUDIES_IMPORT_NAME).set_value("rig imported").run()
     ok(at.button(key=state.STUDIES_IMPORT).click().run())
@@ -359,7 +359,7 @@ def test_a_monte_carlo_batch_shows_progress_summary_chart_and_csv(batch_db, tmp_
     with open_store(url) as store:
         sid = saved.open_study(store, "local", "coverage").id
         half = saved.open_study(store, "local", "half done").id
-        expected = studies.batch_view(store, "local", sid)
+        expected = study_batches.batch_view(store, "local", sid)
     assert expected is not None and expected.monte_carlo is not None
     at = session(example=False, monkeypatch=monkeypatch)
     ok(at.selectbox(key=state.STUDIES_PICK).set_value(sid).run())
@@ -402,7 +402,7 @@ def test_a_monte_carlo_batch_shows_progress_summary_chart_and_csv(batch_db, tmp_
     assert [d.key for d in at.get("download_button")] == [state.STUDIES_BATCH_CSV, state.STUDIES_EXPORT]
     import pandas as pd
 
-    csv = pd.read_csv(io.BytesIO(studies.batch_csv(expected)))
+    csv = pd.read_csv(io.BytesIO(study_batches.batch_csv(expected)))
     assert len(csv) == 20 and csv["item"].tolist()[:2] == ["s1|mc=0", "s1|mc=1"]
     assert {"k1", "k1 stderr", "k1 ci low", "k1 ci high", "k1 truth", "k1 covers"} <= set(csv.columns)
     assert csv["k1 covers"].mean() == pytest.approx(k1.coverage)
