@@ -241,6 +241,8 @@ def test_studies_and_designs_are_capped_oldest_first(monkeypatch, seed_fit):
 #: (unless they take selections, ``on_select``). ``show`` is ``app_support.tables.show`` (a dataframe).
 DISPLAY_ELEMENTS = frozenset({"plotly_chart", "dataframe", "container", "show"})
 STATE_MODULE = REPO / "app_support" / "state.py"
+#: Where the keys are defined (``state`` re-exports them).
+KEYS_MODULE = REPO / "app_support" / "keys.py"
 
 
 def _app_files() -> list[Path]:
@@ -292,12 +294,13 @@ def test_the_key_rule_detects_literal_keys():
 @pytest.mark.parametrize("path", _app_files(), ids=lambda p: p.relative_to(REPO).as_posix())
 def test_pages_and_support_modules_use_only_keys_of_state_py(path):
     found = literal_state_keys(path.read_text(encoding="utf-8"))
-    assert not found, f"{path.relative_to(REPO)}: define these keys in app_support/state.py: {found}"
+    assert not found, f"{path.relative_to(REPO)}: define these keys in app_support/keys.py: {found}"
 
 
-def test_the_keys_of_state_py_are_distinct():
+def test_the_keys_of_the_session_are_distinct():
     keys: dict[str, str] = {}
-    for node in ast.parse(STATE_MODULE.read_text(encoding="utf-8")).body:
+    nodes = [n for module in (STATE_MODULE, KEYS_MODULE) for n in ast.parse(module.read_text(encoding="utf-8")).body]
+    for node in nodes:
         target, value = (node.targets[0], node.value) if isinstance(node, ast.Assign) else (
             (node.target, node.value) if isinstance(node, ast.AnnAssign) else (None, None))
         if isinstance(target, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str) \

@@ -181,7 +181,7 @@ def test_oidc_sign_in_page_then_signed_in_sidebar(monkeypatch, tmp_path):
 
 
 def test_a_typed_owner_name_of_a_subject_sign_in_is_taken_as_it_is():
-    from app_support.studies import typed_owner
+    from app_support.study_actions import typed_owner
 
     sub = owner_from("248289761001", kind="sub")
     long = owner_from("x" * 80 + "@lab.org")
