@@ -289,3 +289,37 @@ def test_a_command_keeps_its_freed_heap() -> None:
     own = subprocess.run([sys.executable, "-c", code], env={**env, "MALLOC_MMAP_THRESHOLD_": "1000000"}, cwd=root,
                          capture_output=True, text=True, check=True)
     assert (tuned.stdout.strip(), own.stdout.strip()) == ("True", "False")
+
+
+def test_integration_shift_is_the_least_squares_shift_in_standard_errors() -> None:
+    """accuracy.integration_shift on a linear problem: δ = −(JᵀJ)⁻¹Jᵀe, se = √(s²·diag (JᵀJ)⁻¹)."""
+    from nlid_core.accuracy import SHIFT_TOL, integration_shift, refinement_factor
+
+    rng = np.random.default_rng(3)
+    jac = rng.normal(size=(200, 3))
+    err = 1e-3 * rng.normal(size=200)
+    check = integration_shift(jac.T @ jac, jac.T @ err, 4e-6, ["a", "b", "c"], 1e-12)
+    inv = np.linalg.inv(jac.T @ jac)
+    delta = -inv @ jac.T @ err
+    np.testing.assert_allclose(check.shift, delta, rtol=1e-10)
+    ratios = np.abs(delta) / np.sqrt(4e-6 * np.diag(inv))
+    assert check.ratio == pytest.approx(ratios.max()) and check.worst == "abc"[int(np.argmax(ratios))]
+    assert refinement_factor(SHIFT_TOL * 1.01) == 2 and refinement_factor(SHIFT_TOL * 16 * 1.01) == 4
+    assert refinement_factor(1e9) == 8
+
+
+def test_quiet_record_intervals_cover_the_truth_of_an_independent_reference() -> None:
+    """A quiet seed record (x noise 0.04 µm, 1e-4 of the example's; DOP853 reference at rtol 1e-11): with one
+    fixed RK4 substep per sample the discretisation bias puts a truth ~9 half-widths away; by default the
+    step-doubling check refines the substeps until the integration error moves no estimate by more than a
+    quarter of its standard error, and every truth lies within 1.5 half-widths of its estimate."""
+    rec = make_example("seed", overrides={"noise": {"x": 4e-8}, "measured": ("x",), "seed": 5})
+
+    def worst(fit) -> float:  # type: ignore[no-untyped-def]
+        return max(abs(e.value - SEED_TRUTH[e.name]) / ((e.ci[1] - e.ci[0]) / 2) for e in fit.estimates)
+
+    coarse = identify(rec, "m0,m1,c1,c2,k1,k3", options=FitOptions(substeps=1))
+    fit = identify(rec, "m0,m1,c1,c2,k1,k3")
+    assert coarse.success and fit.success, fit.message
+    assert worst(coarse) > 3.0
+    assert worst(fit) <= 1.5 and any("refined the integration" in w for w in fit.warnings), fit.warnings

@@ -19,7 +19,7 @@ from ..params import ParameterSet
 from ..record import Record
 from ._threads import with_single_blas_thread
 from .assemble import _failed, _flags_and_estimates, _metrics, _prior_rows
-from .oe_problem import MAX_REFINEMENTS, GaussNewtonEnd, _gauss_newton, _OEProblem
+from .oe_problem import MAX_REFINEMENTS, SHIFT_TOL, GaussNewtonEnd, _gauss_newton, _OEProblem
 from .options import FitOptions, ProgressFn
 from .prepare import _check_records, _check_scales, _exponent, _params_for, _with_derivatives
 from .results import FitResult, RecordFit
@@ -237,7 +237,7 @@ def output_error(
             continue
         if attempt <= MAX_REFINEMENTS and diagnostics and prob.refine(sol.x):
             warns.append(f"refined the integration ({max(prob.substeps)} RK4 substeps per sample): its error at the"
-                         " estimate was not negligible against the residual")
+                         f" estimate moved an estimate by more than {SHIFT_TOL:g} of its standard error")
             z0 = sol.x
             continue
         break
@@ -260,6 +260,14 @@ def output_error(
     unc = uncertainty_from_jacobian(
         jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior
     )
+    check = prob.check_at(z_hat) if opts.substeps is None else None
+    if check is not None:  # what the integration error does to an estimate is added to its interval
+        half = unc.ci_halfwidth.copy()
+        half[: prob.pf] += np.abs(check.shift) * prob.s_theta
+        unc = dataclasses.replace(unc, ci_halfwidth=half)
+        if check.ratio > SHIFT_TOL:
+            warns.append(f"the integration error (step doubling) still moves {check.worst} by {check.ratio:.2g} of its"
+                         " standard error; that shift is added to the intervals")
     fitted = params.with_values(theta_hat, clip=True)
     active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask[: prob.pf], strict=True)}
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)

@@ -15,7 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..identifiability import least_squares_solve
+from ..accuracy import (
+    MAX_REFINEMENTS, RICHARDSON, SHIFT_TOL, IntegrationCheck, integration_shift, refinement_factor
+)
+from ..identifiability import RANK_RTOL, least_squares_solve
 from ..metrics import rms
 from ..models import TermModel
 from ..params import ParameterSet
@@ -23,12 +26,11 @@ from ..record import Record
 from ..simulate import SimulationResult, auto_substeps, fine_input, simulate
 from .options import FitOptions, FloatArray, ProgressFn
 
-__all__ = ["INTEGRATION_TOL", "MAX_REFINEMENTS"]
+__all__ = ["MAX_REFINEMENTS", "SHIFT_TOL"]
 
-#: Integration error allowed at the estimate, as a fraction of the residual rms (step-doubling check).
-INTEGRATION_TOL = 0.05
-#: How often the substeps may be doubled after a fit.
-MAX_REFINEMENTS = 3
+#: Relative eigenvalue of the equilibrated JᵀJ below which a direction counts as undetermined in the
+#: integration check (the square of the uncertainty's singular-value threshold).
+_CHECK_RANK_TOL = RANK_RTOL**2
 
 
 class _OEProblem:
@@ -64,6 +66,8 @@ class _OEProblem:
         # integrator per record: once ``auto`` has switched a record to SDIRK4 (a stiff model), later
         # evaluations start there instead of rediscovering the stiffness with RK4 every time
         self.method = ["auto"] * self.nrec
+        # the last integration check: (point, substeps, result)
+        self.last_check: tuple[FloatArray, tuple[int, ...], IntegrationCheck | None] | None = None
         self.nfev = 0
         # the last few evaluated points (trf evaluates the residual, then the Jacobian at the same point,
         # and the result is usually one of the last points tried)
@@ -107,31 +111,55 @@ class _OEProblem:
         return simulate(self.model, r.t, r.f, theta, x0, input_hold=self.opts.input_hold, substeps=substeps,
                         fine=self.fine_input(k, substeps), method=self.method[k])
 
-    def too_coarse(self, z: FloatArray) -> list[bool]:
-        """Step-doubling check: is the integration error above 5 % of each record's residual rms?"""
+    def integration_check(self, z: FloatArray) -> IntegrationCheck | None:
+        """Step-doubling check at ``z`` (:mod:`nlid_core.accuracy`): how far the RK4 error moves each free
+        parameter, in its standard errors. None when a run fails or nothing runs on RK4."""
         sims = self.simulate_all(z)
+        if len(sims) < self.nrec or not all(s.success for s in sims) or self.pf == 0:
+            return None
         theta, x0s = self.unpack(z)
-        out = []
-        for k, r in enumerate(self.recs):
-            if k >= len(sims) or not sims[k].success:
-                out.append(False)
-                continue
-            fine_sim = self.full_simulation(k, theta, x0s[k], 2 * self.substeps[k])
+        parts = []
+        rk4 = False
+        for k in range(self.nrec):
             sel = self.idx[k]
-            err = np.concatenate([self.weight[c] * (fine_sim.output(c) - sims[k].output(c))[sel] for c in self.outputs])
-            res = np.concatenate([self.weight[c] * (sims[k].output(c) - r.channel(c))[sel] for c in self.outputs])
-            out.append(bool(np.sqrt(np.mean(err**2)) > INTEGRATION_TOL * np.sqrt(np.mean(res**2))))
-        return out
+            if sims[k].method.startswith("sdirk"):  # under its own error control
+                parts += [np.zeros(sel.size) for _ in self.outputs]
+                continue
+            rk4 = True
+            fine_sim = self.full_simulation(k, theta, x0s[k], 2 * self.substeps[k])
+            if not fine_sim.success:
+                return None
+            parts += [RICHARDSON * self.weight[c] * (sims[k].output(c) - fine_sim.output(c))[sel] for c in self.outputs]
+        if not rk4:
+            return None
+        err = np.concatenate([*parts, np.zeros(self.prior_jp.shape[0])])
+        jac = self.jacobian(z)
+        res = self.residual(z)
+        n = self.groups.size
+        s2 = float(res[:n] @ res[:n]) / max(n - jac.shape[1], 1)
+        check = integration_shift(jac.T @ jac, jac.T @ err, s2, list(self.params.free_names), _CHECK_RANK_TOL)
+        self.last_check = (z.copy(), tuple(self.substeps), check)
+        return check
+
+    def check_at(self, z: FloatArray) -> IntegrationCheck | None:
+        """The integration check at ``z`` with the current substeps (computed once)."""
+        if self.last_check is not None:
+            z_done, steps, check = self.last_check
+            if np.array_equal(z_done, z) and steps == tuple(self.substeps):
+                return check
+        return self.integration_check(z)
 
     def refine(self, z: FloatArray) -> bool:
-        """Make the integration finer where the estimate needs it; True when anything changed."""
+        """Make the integration finer where the estimate needs it; True when anything changed: the substeps the
+        dynamics need at ``z``, and more while the integration error moves an estimate by more than
+        ``SHIFT_TOL`` of its standard error."""
         theta, _ = self.unpack(z)
         need = [max(a, b) for a, b in zip(self.choose_substeps(theta), self.substeps, strict=True)]
-        coarse = self.too_coarse(z) if self.opts.substeps is None else [False] * self.nrec
+        check = self.integration_check(z) if self.opts.substeps is None else None
         changed = False
         for k in range(self.nrec):
-            if coarse[k]:
-                need[k] = 2 * need[k]
+            if check is not None and check.ratio > SHIFT_TOL and not self.method[k] == "sdirk":
+                need[k] = refinement_factor(check.ratio) * need[k]
             if need[k] != self.substeps[k]:
                 self.substeps[k] = need[k]
                 changed = True

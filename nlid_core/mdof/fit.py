@@ -11,15 +11,16 @@ Weights: σ_rc is the output's noise from the model file when given, else 0.1 % 
 pass; after it, σ_rc is set to the residual's rms of each record and channel and the fit is refined (one
 reweighting pass): channels measured with different noise count by their own noise.
 
-The minimiser (:mod:`.solver`) is Levenberg–Marquardt on the normal equations (Marquardt's diagonal scaling, Nielsen's damping
-update, bounds by projection), accumulated record by record, so memory does not grow with records × samples ×
-unknowns. Parameters are scaled by their start magnitudes. The covariance of θ_f is ``s²·S⁻¹`` with S the Schur
-complement of the initial-state block in JᵀJ (the initial states are nuisance unknowns) and s² the reduced
-χ² (≈ 1 after reweighting), computed by an eigen-decomposition with a rank threshold; 95 % intervals are ± the
-Student-t quantile times the standard error, plus the shift the integration error causes (:mod:`.accuracy`: the
-substeps are doubled until it is below a quarter of a standard error). The condition number is that of the
-column-equilibrated S (its square root, i.e. the Jacobian's), so it measures how collinear the parameters' effects
-are, not their units; the weakest direction is S's eigenvector of the smallest eigenvalue, stated in words.
+The minimiser (:mod:`.solver`) is Levenberg–Marquardt on the normal equations (Marquardt's diagonal scaling,
+Nielsen's damping update, bounds by projection), accumulated record by record, so memory does not grow with
+records × samples × unknowns. Parameters are scaled by their start magnitudes. The covariance of θ_f is
+``s²·S⁻¹`` with S the Schur complement of the initial-state block in JᵀJ (the initial states are nuisance
+unknowns) and s² the reduced χ² (≈ 1 after reweighting), computed by an eigen-decomposition with a rank
+threshold; 95 % intervals are ± the Student-t quantile times the standard error, plus the shift the integration
+error causes (:mod:`nlid_core.accuracy`: the substeps are doubled until it is below a quarter of a standard
+error). The condition number is that of the column-equilibrated S (its square root, i.e. the Jacobian's), so it
+measures how collinear the parameters' effects are, not their units; the weakest direction is S's eigenvector
+of the smallest eigenvalue, stated in words.
 
 References: D. W. Marquardt, J. SIAM 11 (1963) 431–441; H. B. Nielsen, "Damping parameter in Marquardt's
 method", IMM-REP-1999-05, DTU.
@@ -37,11 +38,13 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
+from ..accuracy import (
+    MAX_REFINEMENTS, RICHARDSON, SHIFT_TOL, IntegrationCheck, integration_shift, refinement_factor
+)
 from ..errors import DataValidationError, ModelSpecError
 from ..estimate._threads import single_blas_thread
 from ..params import ParameterSet
 from ..progress import ProgressFn
-from .accuracy import MAX_REFINEMENTS, RICHARDSON, SHIFT_TOL, IntegrationCheck, integration_shift
 from .data import MdofRecord
 from .normal import RANK_TOL, Block, State, combinations, normal_equations, schur
 from .normal import undetermined as undetermined_parameters
@@ -394,8 +397,7 @@ def _refine_integration(p: Problem, state: State, message: str, iters: int, free
         check = _integration_check(p, state, free)
         if check is None or check.ratio <= SHIFT_TOL or attempt == MAX_REFINEMENTS:
             break
-        # RK4's error falls 16-fold per halving of the step: go straight to the step that should do
-        factor = 2 ** min(max(math.ceil(math.log(check.ratio / SHIFT_TOL, 16)), 1), 3)
+        factor = refinement_factor(check.ratio)
         for k, b in enumerate(state.blocks):
             if not p.records[k].static and b.nsub > 0:
                 p.nsubs[k] = factor * b.nsub
@@ -430,8 +432,8 @@ def _integration_text(check: IntegrationCheck | None, state: State, records: Seq
 
 
 def _integration_check(p: Problem, state: State, free: list[str]) -> IntegrationCheck | None:
-    """Step-doubling check of the estimate (:mod:`.accuracy`); None without dynamic records or when the finer run
-    fails."""
+    """Step-doubling check of the estimate (:mod:`nlid_core.accuracy`); None without dynamic records or when the
+    finer run fails."""
     if not any(not r.static for r in p.records) or not free:
         return None
     theta = p.theta_of(state.x)

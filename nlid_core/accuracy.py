@@ -1,6 +1,8 @@
-r"""How far the integration error of a multi-DOF fit moves its estimates, measured in their standard errors.
+r"""How far the integration error of an output-error fit moves its estimates, measured in their standard errors.
 
-At the estimate, every dynamic record is simulated again with twice the RK4 substeps. For a fourth-order method
+One criterion for every output-error estimator (single-DOF :mod:`nlid_core.estimate`, multi-DOF
+:mod:`nlid_core.mdof.fit`). At the estimate, every record simulated by RK4 is simulated again with twice the
+substeps (records under SDIRK4 have their own error control). For a fourth-order method
 the error of the coarse run is, to leading order (Richardson),
 
 .. math::
@@ -15,18 +17,20 @@ above :data:`SHIFT_TOL`; what remains, :math:`|\delta_i|`, is added to the param
 covers the truth of the exact model and not of its discretisation.
 
 A discretisation bias far beyond the noise is what made quiet multi-DOF records give intervals that missed the
-truth by tens of standard errors; the residual's rms alone cannot show it (a biased fit still matches the noise).
+truth by tens of standard errors; the residual's rms alone cannot show it (a biased fit still matches the noise:
+an error of 5 % of the residual rms over N samples can move an estimate by up to 0.05·√N standard errors).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["IntegrationCheck", "MAX_REFINEMENTS", "RICHARDSON", "SHIFT_TOL", "integration_shift"]
+__all__ = ["IntegrationCheck", "MAX_REFINEMENTS", "RICHARDSON", "SHIFT_TOL", "integration_shift", "refinement_factor"]
 
 FloatArray = NDArray[np.float64]
 
@@ -86,3 +90,10 @@ def integration_shift(a: FloatArray, g_err: FloatArray, s2: float, names: Sequen
     ratios = np.abs(delta) / se
     k = int(np.argmax(ratios))
     return IntegrationCheck(shift=np.asarray(delta, dtype=np.float64), ratio=float(ratios[k]), worst=names[k])
+
+
+def refinement_factor(ratio: float) -> int:
+    """By how much to multiply the RK4 substeps when the integration error moves an estimate by ``ratio``
+    standard errors: RK4's error falls 16-fold per halving of the step, so the step that should bring the
+    ratio below :data:`SHIFT_TOL` (at least 2, at most 8)."""
+    return int(2 ** min(max(math.ceil(math.log(max(ratio, SHIFT_TOL) / SHIFT_TOL, 16)), 1), 3))
