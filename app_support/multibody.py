@@ -210,7 +210,7 @@ def fit_table(fit: Any, truth: Mapping[str, float] | None = None) -> pd.DataFram
     rows = []
     for p in fit.parameters:
         row: dict[str, object] = {"parameter": p.name, "value": p.value, "± stderr": _num(p.stderr),
-                                  "95 % low": _num(p.ci95[0]), "95 % high": _num(p.ci95[1]), "unit": p.unit}
+                                  "95 % low": _num(p.ci[0]), "95 % high": _num(p.ci[1]), "unit": p.unit}
         if p.unit == "rad":
             row["value [deg]"] = math.degrees(p.value)
         if truth is not None and p.name in truth:
@@ -223,7 +223,7 @@ def fit_json(fit: Any) -> str:
     """The trajectory fit as JSON (estimates, held values, misfit, runs, time)."""
     doc = fit.to_dict() if hasattr(fit, "to_dict") else {
         "success": fit.success, "message": fit.message, "method": fit.method, "rms_m": _num(fit.rms_m),
-        "parameters": {p.name: {"value": p.value, "stderr": _num(p.stderr), "ci95": [_num(c) for c in p.ci95],
+        "parameters": {p.name: {"value": p.value, "stderr": _num(p.stderr), "ci95": [_num(c) for c in p.ci],
                                 "unit": p.unit} for p in fit.parameters},
         "forward_runs": fit.forward_runs, "elapsed_s": fit.elapsed_s}
     return json.dumps(doc, indent=2, default=_json_default)

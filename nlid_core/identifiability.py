@@ -19,6 +19,17 @@ with :math:`\hat\sigma_g^2` the mean squared residual of group *g*
 :math:`\hat\sigma^2 (J^\top J)^{+}`. The condition number reported is that
 of :math:`J_s` (the raw one is meaningless when units differ by 10⁴).
 
+When the residual is serially correlated (coloured: a force measured with noise drives the simulated
+response with filtered noise; a real rig adds unmodelled dynamics), the rows are not independent and the
+formulas above understate the uncertainty. With ``serial_blocks`` (the row ranges of each record) the
+covariance is the Newey–West sandwich
+:math:`C = (J^\top J)^+ \Omega (J^\top J)^+ \cdot n/(n-p)`,
+:math:`\Omega = \sum_{|l| \le L} (1 - |l|/(L+1)) \sum_t s_t s_{t-l}^\top`, :math:`s_t = J_t r_t`, summed within each
+block (rows of different blocks are independent); the window ``L`` is three times the lag at which the
+block's residual autocorrelation falls below 0.05, at most a twentieth of the block (Newey and West,
+Econometrica 55(3), 1987, doi:10.2307/1913610). For white residuals (L = 0) it is the usual
+:math:`\hat\sigma^2 (J^\top J)^+` up to n/(n − p).
+
 Intervals are Wald intervals ``value ± t_{0.975, m-n} · se``.
 References: Bates & Watts, *Nonlinear Regression Analysis and Its
 Applications* (1988), ch. 2; scipy ``curve_fit`` (covariance by SVD).
@@ -46,6 +57,7 @@ __all__ = [
     "rank_summary",
     "RSE_LIMIT",
     "CORR_LIMIT",
+    "correlation_length",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -88,6 +100,9 @@ class Uncertainty:
         norms); its diagonal is the variance inflation factor times σ².
     column_norms : (n,) ndarray or None
         Norms of the Jacobian's columns (0 for a column that is zero).
+    serial_lag : int
+        The Newey–West window used (largest over the blocks; 0 for white residuals or without
+        ``serial_blocks``).
     """
 
     names: tuple[str, ...]
@@ -103,6 +118,7 @@ class Uncertainty:
     sigma: FloatArray
     scaled_covariance: FloatArray | None = None
     column_norms: FloatArray | None = None
+    serial_lag: int = 0
 
 
 def column_norms(a: FloatArray) -> FloatArray:
@@ -162,6 +178,7 @@ def uncertainty_from_jacobian(
     extra_rows: int = 0,
     sigma2: float | None = None,
     dof: int | None = None,
+    serial_blocks: Sequence[tuple[int, int]] | None = None,
 ) -> Uncertainty:
     """Covariance, standard errors and diagnostics from a residual Jacobian.
 
@@ -186,6 +203,10 @@ def uncertainty_from_jacobian(
         Known residual variance and degrees of freedom (one noise group);
         then ``jac`` may be any factor with the same ``JᵀJ`` (e.g. the R of a
         QR decomposition) and ``residual`` is not used.
+    serial_blocks : sequence of (start, stop) or None
+        Row ranges (records) within which the residual may be serially
+        correlated: the Newey–West covariance of the module notes instead of
+        the per-group one (``groups`` is then not used).
 
     Returns
     -------
@@ -228,6 +249,9 @@ def uncertainty_from_jacobian(
         return _finish(names, pinv_s, sig_known, dinv, v, s, keep, norms, smax, rank, dof_known,
                        np.array([sig_known]), confidence)
     dof = max(m_data - n, 1)
+    if serial_blocks is not None:
+        return _serial(names, js, r, m_data, pinv_s, dinv, v, s, keep, norms, smax, rank, dof, serial_blocks,
+                       confidence)
     g = np.zeros(m_data, dtype=np.int64) if groups is None else np.asarray(groups[:m_data], dtype=np.int64)
     ng = int(g.max()) + 1 if g.size else 1
     rd = r[:m_data]
@@ -249,6 +273,44 @@ def uncertainty_from_jacobian(
             meat = meat + float(np.mean(rel2)) * (jp.T @ jp)
         cov_s = pinv_s @ meat @ pinv_s
     return _finish(names, cov_s, ref, dinv, v, s, keep, norms, smax, rank, dof, sig_g, confidence)
+
+
+def correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
+    """First lag at which the autocorrelation of ``r`` falls below ``threshold`` (by FFT; 0 for a constant)."""
+    n = r.size
+    x = r - r.mean()
+    spec = np.fft.rfft(x, 2 * n)
+    acf = np.fft.irfft(spec * np.conj(spec))[:n]
+    if n == 0 or acf[0] <= 0:
+        return 0
+    acf = acf / acf[0]
+    below = np.flatnonzero(np.abs(acf) < threshold)
+    return int(below[0]) if below.size else n
+
+
+def _serial(names: Sequence[str], js: FloatArray, r: FloatArray, m_data: int, pinv_s: FloatArray, dinv: FloatArray,
+            v: FloatArray, s: FloatArray, keep: NDArray[np.bool_], norms: FloatArray, smax: float, rank: int, dof: int,
+            blocks: Sequence[tuple[int, int]], confidence: float) -> Uncertainty:
+    """The Newey–West covariance of the module notes (``js`` the unit-norm columns)."""
+    rd = r[:m_data]
+    ref = rms(rd) * math.sqrt(m_data / dof) if m_data else 1.0
+    ref = ref if ref > 0 and math.isfinite(ref) else 1.0
+    scores = js[:m_data] * (rd / ref)[:, None]
+    omega = scores.T @ scores
+    lag_max = 0
+    for b0, b1 in blocks:
+        sc = scores[b0:b1]
+        lag = min(3 * correlation_length(rd[b0:b1]), max((b1 - b0) // 20, 0))
+        lag_max = max(lag_max, lag)
+        for lag_ in range(1, lag + 1):
+            gl = sc[lag_:].T @ sc[:-lag_]
+            omega += (1.0 - lag_ / (lag + 1)) * (gl + gl.T)
+    if js.shape[0] > m_data:  # prior rows count as information at the noise level
+        jp = js[m_data:]
+        omega += jp.T @ jp
+    cov_s = pinv_s @ omega @ pinv_s * (m_data / max(m_data - rank, 1))
+    unc = _finish(names, cov_s, ref, dinv, v, s, keep, norms, smax, rank, dof, np.array([ref]), confidence)
+    return dataclasses.replace(unc, serial_lag=lag_max)
 
 
 def _undetermined(names: Sequence[str], n: int, dof: int, confidence: float) -> Uncertainty:

@@ -391,7 +391,7 @@ def test_model_diagram_chain_and_platform():
 
 def _label_boxes(fig):
     """Pixel boxes of the annotations, as the figure places them (x/y in data units + shift in px)."""
-    from nlid_core.figures.mdof import _label_box_px
+    from nlid_core.figures.diagram import _label_box_px
 
     return [_label_box_px(fig, a) for a in fig.layout.annotations]
 

@@ -85,7 +85,7 @@ def test_release_angles_from_the_papers_trajectory():
     assert abs(fit.estimate("theta2").value - PI / 6) < 1e-3
     assert fit.rms_m < 2e-3
     for p in fit.parameters:
-        assert 0 < p.stderr < 1e-3 and p.ci95[0] < p.value < p.ci95[1]
+        assert 0 < p.stderr < 1e-3 and p.ci[0] < p.value < p.ci[1]
 
 
 def test_angles_and_modulus_from_a_simulated_trajectory():

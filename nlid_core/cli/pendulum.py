@@ -163,7 +163,7 @@ def _identify(args: argparse.Namespace) -> tuple[int, str]:
     _write_json(args.json, fit.to_dict())
     lines = [f"{'converged' if fit.success else 'NOT CONVERGED'} ({fit.method}): {fit.message}",
              f"{'parameter':10s} {'value':>14s} {'stderr':>11s}   95 % interval",
-             *[f"{p.name:10s} {p.value:14.8g} {p.stderr:11.3g}   [{p.ci95[0]:.8g}, {p.ci95[1]:.8g}] {p.unit}"
+             *[f"{p.name:10s} {p.value:14.8g} {p.stderr:11.3g}   [{p.ci[0]:.8g}, {p.ci[1]:.8g}] {p.unit}"
                for p in fit.parameters],
              f"tip misfit {1e3 * fit.rms_m:.3g} mm rms over {t.size} rows; {fit.forward_runs} forward runs,"
              f" {fit.elapsed_s:.1f} s; condition number {fit.condition_number:.3g}"]

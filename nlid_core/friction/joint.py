@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..dynamics.integrate import integrate
-from ..identifiability import column_norms
+from ..identifiability import column_norms, uncertainty_from_jacobian
 from ..models import TermModel
 from ..params import FloatArray
 from ..progress import ProgressFn
@@ -234,52 +234,15 @@ def scale_columns(J: FloatArray) -> FloatArray:
     return np.where(norms > 0, norms, 1.0)
 
 
-def _correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
-    """First lag at which the residual's autocorrelation falls below ``threshold`` (by FFT)."""
-    n = r.size
-    x = r - r.mean()
-    spec = np.fft.rfft(x, 2 * n)
-    acf = np.fft.irfft(spec * np.conj(spec))[:n]
-    if acf[0] <= 0:
-        return 0
-    acf = acf / acf[0]
-    below = np.flatnonzero(np.abs(acf) < threshold)
-    return int(below[0]) if below.size else n
-
-
 def sandwich_covariance(J: FloatArray, r: FloatArray, blocks: Sequence[tuple[int, int]]) -> tuple[FloatArray, int]:
-    r"""Covariance of a least-squares estimate whose residual may be coloured, and the lag window used.
-
-    :math:`C = A^{-1} \Omega A^{-1}` with :math:`A = J^T J` and the Newey–West estimate
-    :math:`\Omega = \sum_{|l| \le L} (1 - |l|/(L+1)) \sum_t s_t s_{t-l}^T`, :math:`s_t = J_t r_t`, summed
-    within each block of rows (a record; rows of different blocks, and rows in no block, are independent).
-    The window ``L`` is
-    three times the lag at which the residual's autocorrelation falls below 0.05 (at most a twentieth of
-    the block). For white residuals (L = 0) this is the usual :math:`\hat s^2 A^{-1}` up to the factor
-    n/(n − p). A force measured with noise drives the simulated displacement with filtered noise: the
-    residual is then coloured and the plain formula would understate the uncertainty.
-    (Newey and West, Econometrica 55(3), 1987, doi:10.2307/1913610.)
-    """
-    norms = scale_columns(J)
-    Js = J / norms
-    _, sv, vt = np.linalg.svd(Js, full_matrices=False)
-    keep = sv > 1e-12 * sv[0]
-    a_inv = (vt[keep].T / sv[keep] ** 2) @ vt[keep]
-    s_all = Js * r[:, None]
-    omega = s_all.T @ s_all
-    lag_max = 0
-    for b0, b1 in blocks:
-        sc = s_all[b0:b1]
-        m = b1 - b0
-        lag = min(3 * _correlation_length(r[b0:b1]), max(m // 20, 0))
-        lag_max = max(lag_max, lag)
-        for l_ in range(1, lag + 1):
-            g = sc[l_:].T @ sc[:-l_]
-            omega += (1.0 - l_ / (lag + 1)) * (g + g.T)
-    p = int(keep.sum())
-    n = J.shape[0]
-    cov = a_inv @ omega @ a_inv * (n / max(n - p, 1))
-    return np.asarray(cov / np.outer(norms, norms)), lag_max
+    """Covariance of a least-squares estimate whose residual may be coloured, and the lag window used: the
+    Newey–West covariance of the one uncertainty path (:func:`nlid_core.identifiability.uncertainty_from_jacobian`
+    with ``serial_blocks``; singular values below 1e-12 of the largest count as zero). A force measured with
+    noise drives the simulated displacement with filtered noise: the residual is then coloured and the plain
+    formula would understate the uncertainty."""
+    unc = uncertainty_from_jacobian(J, r, [f"p{k}" for k in range(J.shape[1])], serial_blocks=blocks,
+                                    rank_rtol=1e-12)
+    return np.asarray(unc.covariance, dtype=np.float64), unc.serial_lag
 
 
 def input_noise_effect(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],

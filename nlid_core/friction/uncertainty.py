@@ -1,5 +1,10 @@
 """Uncertainty of the staged LuGre estimate: noise levels, the two noise sources of the pre-sliding fit
-(displacement sensor and measured force), information, conditioning and the parameter table."""
+(displacement sensor and measured force), information, conditioning and the parameter table.
+
+The linear algebra is the one uncertainty path's (:func:`nlid_core.identifiability.uncertainty_from_jacobian`:
+unit-norm columns, SVD with a rank threshold, Student-t quantile, ``RSE_LIMIT`` and ``CORR_LIMIT`` flags);
+what is particular to friction is which covariance enters: the sensor's and the measured force's noise
+propagated through the fit, or the residual's Newey–West covariance when that is larger."""
 
 from __future__ import annotations
 
@@ -7,13 +12,13 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from ..estimate import ParameterEstimate
+from ..identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, uncertainty_from_jacobian
 from ..models import TermModel
 from ..params import FloatArray
 from . import joint
-from .joint import JointData, scale_columns
+from .joint import JointData
 from .results import FrictionOptions
 
 __all__ = ["noise_level", "t_quantile", "noise_covariance", "log_det", "inverse_information", "condition_number",
@@ -33,7 +38,10 @@ def noise_level(x: FloatArray) -> float:
 
 
 def t_quantile(confidence: float, dof: int) -> float:
-    return float(stats.t.ppf(0.5 + confidence / 2, max(dof, 1)))
+    """The two-sided Student-t quantile of the intervals (as :mod:`nlid_core.identifiability` computes it)."""
+    from scipy import special
+
+    return float(special.stdtrit(max(dof, 1), 0.5 + confidence / 2))
 
 
 def noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],
@@ -86,24 +94,24 @@ def log_det(c: FloatArray) -> float:
     return float(val) if sign > 0 else math.inf
 
 
+def _unit_information(J: FloatArray) -> Uncertainty:
+    # σ = 1: the covariance is (JᵀJ)⁺ on unit-norm columns, singular values below 1e-12 of the largest dropped
+    return uncertainty_from_jacobian(J, np.zeros(J.shape[0]), [f"p{k}" for k in range(J.shape[1])], sigma2=1.0,
+                                     rank_rtol=1e-12)
+
+
 def inverse_information(J: FloatArray) -> FloatArray:
-    """(JᵀJ)⁻¹ computed on unit-norm columns (the columns differ by many orders of magnitude: N/m against
-    metres of offset), by SVD with singular values below 1e-12 of the largest treated as zero (infinite
-    variance along those directions would be honest; they are reported through the condition number)."""
-    norms = scale_columns(J)
-    _, s, vt = np.linalg.svd(J / norms, full_matrices=False)
-    keep = s > 1e-12 * s[0]
-    inv = (vt[keep].T / s[keep] ** 2) @ vt[keep]
-    return np.asarray(inv / np.outer(norms, norms))
+    """(JᵀJ)⁺ computed on unit-norm columns (the columns differ by many orders of magnitude: N/m against
+    metres of offset), with singular values below 1e-12 of the largest treated as zero (infinite variance
+    along those directions would be honest; they are reported through the condition number)."""
+    return np.asarray(_unit_information(J).covariance, dtype=np.float64)
 
 
 def condition_number(J: FloatArray) -> float:
-    """Condition number of the column-normalised Jacobian."""
+    """Condition number of the column-normalised Jacobian (inf when a direction is not determined)."""
     if J.size == 0:
         return math.nan
-    norms = scale_columns(J)
-    s = np.linalg.svd(J / norms, compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else math.inf
+    return float(_unit_information(J).condition_number)
 
 
 def estimates(model: TermModel, values: Mapping[str, float], names: Sequence[str], cov: FloatArray,
@@ -123,10 +131,10 @@ def estimates(model: TermModel, values: Mapping[str, float], names: Sequence[str
             val, s = float(values[n]), float(se[i])
             flags: list[str] = []
             notes: list[str] = []
-            if s > 0.5 * abs(val) or not math.isfinite(s):
+            if s > RSE_LIMIT * abs(val) or not math.isfinite(s):
                 flags.append("unidentifiable")
             for j, m in enumerate(names):
-                if j != i and abs(corr[i, j]) > 0.95:
+                if j != i and abs(corr[i, j]) > CORR_LIMIT:
                     if "strongly_correlated" not in flags:
                         flags.append("strongly_correlated")
                     notes.append(f"ρ({n}, {m}) = {corr[i, j]:+.3f}")

@@ -35,14 +35,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, stats
+from scipy import optimize
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
+from ..estimate.results import ParameterEstimate
+from ..identifiability import CORR_LIMIT, RSE_LIMIT, uncertainty_from_jacobian
 from ..jsonsafe import finite_or_none
 from ..progress import CancelFn, ProgressFn
 from .pendulum import PARAMETERS, PendulumRun, PendulumSpec, SolverSettings, simulate
 
-__all__ = ["ParameterEstimate", "DeterministicFit", "identify_trajectory", "start_angles", "check_trajectory",
+__all__ = ["DeterministicFit", "identify_trajectory", "start_angles", "check_trajectory",
            "UNITS", "METHODS"]
 
 FloatArray = NDArray[np.float64]
@@ -53,28 +55,6 @@ UNITS: Mapping[str, str] = {"theta1": "rad", "theta2": "rad", "E_ab": "Pa", "E_o
 METHODS = ("lsq", "pso")
 #: Relative tolerance on uniform row spacing of a trajectory.
 _SPACING_TOL = 1e-6
-
-
-@dataclass(frozen=True, kw_only=True)
-class ParameterEstimate:
-    """One estimated parameter.
-
-    Attributes
-    ----------
-    name : str
-    value : float
-    stderr : float
-        Standard error from the final Jacobian (NaN when not determined).
-    ci95 : (float, float)
-        95 % interval (Student's t).
-    unit : str
-    """
-
-    name: str
-    value: float
-    stderr: float
-    ci95: tuple[float, float]
-    unit: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,11 +106,10 @@ class DeterministicFit:
         raise ModelSpecError(f"`name` {name!r} was not estimated; free: {', '.join(p.name for p in self.parameters)}")
 
     def to_dict(self) -> dict[str, object]:
-        """JSON-ready: parameters (value, stderr, ci95, unit), fixed values and the figures of merit."""
+        """JSON-ready: parameters (each estimate's own document: value, stderr, ci95, unit, flags, ...), fixed
+        values and the figures of merit."""
         return {"success": self.success, "message": self.message, "method": self.method,
-                "parameters": {p.name: {"value": p.value, "stderr": finite_or_none(p.stderr),
-                                        "ci95": [finite_or_none(p.ci95[0]), finite_or_none(p.ci95[1])], "unit": p.unit}
-                               for p in self.parameters},
+                "parameters": {p.name: p.to_dict() for p in self.parameters},
                 "fixed": dict(self.fixed), "rms_m": finite_or_none(self.rms_m), "cost_m2": finite_or_none(self.cost),
                 "forward_runs": self.forward_runs, "elapsed_s": self.elapsed_s,
                 "condition_number": finite_or_none(self.condition_number)}
@@ -243,25 +222,25 @@ def _scales(names: Sequence[str], start: Mapping[str, float]) -> FloatArray:
 
 def _estimates(names: Sequence[str], p: FloatArray, jac: FloatArray, resid: FloatArray,
                ) -> tuple[tuple[ParameterEstimate, ...], float]:
-    """Estimates with standard errors and 95 % intervals from the final Jacobian (columns per unit of p)."""
-    n_obs, n_p = jac.shape
-    dof = max(n_obs - n_p, 1)
-    s2 = float(resid @ resid) / dof
-    norms = np.linalg.norm(jac, axis=0)
-    norms = np.where(norms > 0, norms, 1.0)
-    js = jac / norms
-    u, sv, vt = np.linalg.svd(js, full_matrices=False)
-    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf
-    if sv[-1] <= sv[0] * 1e-12:
-        se = np.full(n_p, math.nan)
-    else:
-        cov_s = (vt.T / sv**2) @ vt
-        se = np.sqrt(np.diag(cov_s) * s2) / norms
-    tq = float(stats.t.ppf(0.975, dof))
-    out = tuple(ParameterEstimate(name=n, value=float(p[i]), stderr=float(se[i]),
-                                  ci95=(float(p[i] - tq * se[i]), float(p[i] + tq * se[i])), unit=UNITS[n])
-                for i, n in enumerate(names))
-    return out, cond
+    """Estimates with standard errors, 95 % intervals and flags from the final Jacobian (columns per unit of
+    p), through the one uncertainty path (singular values below 1e-12 of the largest: not determined)."""
+    unc = uncertainty_from_jacobian(jac, resid, list(names), rank_rtol=1e-12)
+    out = []
+    for i, n in enumerate(names):
+        se, value = float(unc.stderr[i]), float(p[i])
+        flags: list[str] = []
+        notes: list[str] = []
+        if not (math.isfinite(se) and se <= RSE_LIMIT * abs(value)):
+            flags.append("unidentifiable")
+        for j, m in enumerate(names):
+            if j != i and abs(unc.correlation[i, j]) > CORR_LIMIT:
+                if "strongly_correlated" not in flags:
+                    flags.append("strongly_correlated")
+                notes.append(f"ρ({n}, {m}) = {unc.correlation[i, j]:+.3f}")
+        half = float(unc.ci_halfwidth[i])
+        out.append(ParameterEstimate(name=n, value=value, stderr=se, ci=(value - half, value + half), unit=UNITS[n],
+                                     vary=True, lower=-math.inf, upper=math.inf, flags=tuple(flags), notes=tuple(notes)))
+    return tuple(out), float(unc.condition_number)
 
 
 def _jacobian(run: PendulumRun, names: Sequence[str]) -> FloatArray:
