@@ -7,12 +7,13 @@ import math
 import time
 import weakref
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.optimize import OptimizeResult, least_squares
 
 from ..errors import DataValidationError, ModelSpecError
-from ..identifiability import column_norms, uncertainty_from_jacobian, weak_directions_text
+from ..identifiability import Uncertainty, column_norms, uncertainty_from_jacobian, weak_directions_text
 from ..metrics import nrmse, rms
 from ..models import TermModel
 from ..params import ParameterSet
@@ -20,7 +21,7 @@ from ..record import Record
 from ._threads import with_single_blas_thread
 from .assemble import _failed, _flags_and_estimates, _metrics, _prior_rows
 from .oe_problem import MAX_REFINEMENTS, SHIFT_TOL, GaussNewtonEnd, _gauss_newton, _OEProblem
-from .options import FitOptions, ProgressFn
+from .options import FitOptions, FloatArray, ProgressFn
 from .prepare import _check_records, _check_scales, _exponent, _params_for, _with_derivatives
 from .results import FitResult, RecordFit
 
@@ -149,36 +150,16 @@ def output_error(
     recs = _check_records(records)
     model.require_simulable()
     params = _params_for(model, recs, params)
-    for r in recs:
-        for c in opts.outputs:
-            if getattr(r, c) is None:
-                raise DataValidationError(f"record `{r.name}` has no `{c}` channel to fit; output channels: {opts.outputs}")
-            if c in r.derived:
-                raise DataValidationError(
-                    f"record `{r.name}`: channel `{c}` was derived, not measured; output error fits measured channels"
-                    " only (choose outputs among " + ", ".join(r.measured) + ")"
-                )
+    _check_outputs(recs, opts)
     _check_scales(model, params, recs, simulate=True)
     start = time.perf_counter()
     x0s, est_x0, x0_modes = _initial_states(recs, opts, x0)
     if not params.free_mask.any() and not any(est_x0):
         raise ModelSpecError("every parameter is fixed and the initial state too: nothing to estimate")
     prob = _OEProblem(recs, model, params, x0s, est_x0, opts, progress)
-    theta0 = params.values
-    prob.substeps = prob.choose_substeps(theta0)
-    # scaling: 10 % of |start| for parameters (their Jacobian column where the start is 0),
-    # 10 % of the displacement rms (and rms·2π·fs/50 for velocity) for initial states
-    theta_free0 = theta0[params.free_mask].astype(np.float64)
-    s_theta = 0.1 * np.abs(theta_free0)
-    xs = max(rms(np.concatenate([r.x for r in recs])), 1e-300)
-    s_x0 = np.zeros(prob.n_x0)
-    off_x0 = np.zeros(prob.n_x0)
-    for k, pos in prob.x0_pos.items():
-        s_x0[pos] = 0.1 * xs
-        s_x0[pos + 1] = 0.1 * xs * 2 * math.pi * recs[k].fs / 50
-        off_x0[pos : pos + 2] = x0s[k]
-    prob.set_scaling(np.where(s_theta > 0, s_theta, 1.0), s_x0, theta_free0, off_x0)
-    z0 = prob.pack(theta0, x0s)
+    prob.substeps = prob.choose_substeps(params.values)
+    scaling = _first_scaling(prob, recs, params, x0s)
+    z0 = prob.pack(params.values, x0s)
     sims = prob.simulate_all(z0)
     if start_nrmse_limit is not None:
         simulated = len(sims) == len(recs) and all(s.success for s in sims)
@@ -188,60 +169,15 @@ def output_error(
     if len(sims) < len(recs) or not all(s.success for s in sims):
         bad = sims[-1]
         return _failed(model, params, recs, opts, f"the start values cannot be simulated: {bad.message}", start)
-    # floor each parameter's scale at the change that moves the residual by its current norm, so a parameter
-    # starting at (or next to) zero can still move
-    jac0 = prob.jacobian(z0)
-    cn_phys = column_norms(jac0[:, : prob.pf]) / prob.s_theta
-    r0 = prob.residual(z0)
-    r0_norm = rms(r0) * math.sqrt(r0.size)
-    floor = np.where(cn_phys > 0, r0_norm / np.where(cn_phys > 0, cn_phys, 1.0), 0.0)
-    s_new = np.maximum(s_theta, floor)
-    s_new = np.where(s_new > 0, s_new, 1.0)
-    if not np.array_equal(s_new, prob.s_theta):
-        prob.set_scaling(s_new, s_x0, theta_free0, off_x0)  # same point z = 0: its simulation is kept
-        z0 = prob.pack(theta0, x0s)
-    if opts.prior is not None and opts.prior.lam > 0:
-        jac0 = prob.jacobian(z0)
-        cn = column_norms(jac0[:, : prob.pf])
-        jp, _ = _prior_rows(opts.prior, params, cn, theta_free0)
-        prob.prior_jp = jp  # rows act on z directly: cn are the scaled columns' norms
-        t0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
-        prob.prior_c = jp @ ((t0 - theta_free0) / prob.s_theta)
+    z0 = _floor_scaling(prob, params, x0s, z0, scaling)
+    _set_prior(prob, opts, params, scaling[0], z0)
+    theta_free0 = scaling[0]
     lb = np.concatenate([(params.lower[params.free_mask] - theta_free0) / prob.s_theta, np.full(prob.n_x0, -np.inf)])
     ub = np.concatenate([(params.upper[params.free_mask] - theta_free0) / prob.s_theta, np.full(prob.n_x0, np.inf)])
-    z0 = np.clip(z0, lb, ub)
-    # A start on (or within a tenth of a scale of) a bound makes the reflective trust region crawl. The first
-    # solve therefore lets such parameters go one scale unit past their bound; if the solution uses that room,
-    # it is solved again from the clipped point with the true bounds.
-    lb_run = np.where(lb > -0.1, np.minimum(lb, -1.0), lb)
-    ub_run = np.where(ub < 0.1, np.maximum(ub, 1.0), ub)
-    # Gauss-Newton first (the start is usually close, so the problem is nearly linear there): it converges
-    # in two or three simulations where it behaves, and hands its best point to the trust region otherwise.
-    warns: list[str] = []
-    sol: GaussNewtonEnd | OptimizeResult | None = None
-    for attempt in range(MAX_REFINEMENTS + 2):
-        gn = _gauss_newton(prob, z0, lb_run, ub_run, opts.tol, max_steps=min(6, opts.max_nfev))
-        if gn.converged:
-            sol = gn
-        else:
-            try:
-                sol = least_squares(
-                    prob.residual, gn.x, jac=prob.jacobian, bounds=(lb_run, ub_run), method="trf", x_scale=1.0,
-                    ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
-                )
-            except ValueError as exc:
-                return _failed(model, params, recs, opts, f"output error failed: {exc}", start)
-        if np.any(sol.x < lb) or np.any(sol.x > ub):
-            lb_run, ub_run = lb, ub
-            z0 = np.clip(sol.x, lb, ub)
-            continue
-        if attempt <= MAX_REFINEMENTS and diagnostics and prob.refine(sol.x):
-            warns.append(f"refined the integration ({max(prob.substeps)} RK4 substeps per sample): its error at the"
-                         f" estimate moved an estimate by more than {SHIFT_TOL:g} of its standard error")
-            z0 = sol.x
-            continue
-        break
-    assert sol is not None
+    solved = _solve(prob, np.clip(z0, lb, ub), lb, ub, opts, diagnostics)
+    if isinstance(solved, str):
+        return _failed(model, params, recs, opts, solved, start)
+    sol, warns = solved
     z_hat = sol.x
     theta_hat, x0_hat = prob.unpack(z_hat)
     r_hat = prob.residual(z_hat)
@@ -252,46 +188,12 @@ def output_error(
             _failed(model, params.with_values(theta_hat, clip=True), recs, opts, "", start),
             success=bool(sol.status > 0), message=str(sol.message), cost=float(sol.cost), nfev=prob.nfev,
         )
-    jac_z = prob.jacobian(z_hat)
-    scales = np.concatenate([prob.s_theta, prob.s_x0])
-    jac_phys = jac_z / scales  # ∂r/∂(θ, x0) = ∂r/∂z / s
-    n_prior = prob.prior_jp.shape[0]
-    groups = np.concatenate([prob.groups, np.zeros(n_prior, dtype=np.int64)])
-    unc = uncertainty_from_jacobian(
-        jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior
-    )
-    check = prob.check_at(z_hat) if opts.substeps is None else None
-    if check is not None:  # what the integration error does to an estimate is added to its interval
-        half = unc.ci_halfwidth.copy()
-        half[: prob.pf] += np.abs(check.shift) * prob.s_theta
-        unc = dataclasses.replace(unc, ci_halfwidth=half)
-        if check.ratio > SHIFT_TOL:
-            warns.append(f"the integration error (step doubling) still moves {check.worst} by {check.ratio:.2g} of its"
-                         " standard error; that shift is added to the intervals")
+    unc = _uncertainty(prob, z_hat, r_hat, opts, warns)
     fitted = params.with_values(theta_hat, clip=True)
     active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask[: prob.pf], strict=True)}
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     elapsed = time.perf_counter() - start
-    # final simulations on every sample for predictions and metrics
-    rfits, metrics = [], []
-    final_sims = prob.simulate_all(z_hat)
-    for k, r in enumerate(recs):
-        sim = final_sims[k]
-        if k in prob.x0_pos:
-            names = prob.names()
-            se_x = (float(unc.stderr[names.index(f"x0[{k}]")]), float(unc.stderr[names.index(f"v0[{k}]")]))
-        else:
-            se_x = (0.0, 0.0)
-        rfits.append(
-            RecordFit(
-                name=r.name, t=r.t,
-                measured={c: np.asarray(getattr(r, c)) for c in ("f", "x", "v", "a") if getattr(r, c) is not None},
-                predicted={"x": sim.x, "v": sim.v, "a": sim.a}, fitted_channels=opts.outputs, x0=x0_hat[k],
-                x0_stderr=se_x, x0_mode=x0_modes[k], simulation_ok=sim.success, simulation_message=sim.message,
-            )
-        )
-        for c in opts.outputs:
-            metrics.append(_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f, fs=r.fs))
+    rfits, metrics = _record_fits(prob, recs, opts, z_hat, x0_hat, x0_modes, unc)
     warns += [f"{r.name}: {w}" for r in recs for w in r.warnings]
     ok = bool(sol.status > 0)
     msg = f"output error converged ({sol.message.rstrip('.')})" if ok else f"output error did not converge: {sol.message}"
@@ -314,4 +216,158 @@ def output_error(
         warnings=tuple(warns),
         options=opts,
     )
+
+
+def _check_outputs(recs: Sequence[Record], opts: FitOptions) -> None:
+    """Every fitted channel is measured in every record (a derived one is refused)."""
+    for r in recs:
+        for c in opts.outputs:
+            if getattr(r, c) is None:
+                raise DataValidationError(f"record `{r.name}` has no `{c}` channel to fit; output channels: {opts.outputs}")
+            if c in r.derived:
+                raise DataValidationError(
+                    f"record `{r.name}`: channel `{c}` was derived, not measured; output error fits measured channels"
+                    " only (choose outputs among " + ", ".join(r.measured) + ")"
+                )
+
+
+_Scaling = tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+
+
+def _first_scaling(prob: _OEProblem, recs: Sequence[Record], params: ParameterSet,
+                   x0s: Sequence[tuple[float, float]]) -> _Scaling:
+    """Scale the unknowns: 10 % of |start| for parameters (their Jacobian column where the start is 0), 10 % of
+    the displacement rms (and rms·2π·fs/50 for velocity) for initial states. Returns the free parameters'
+    start values, their scales and the initial states' scales and offsets."""
+    theta_free0 = params.values[params.free_mask].astype(np.float64)
+    s_theta = 0.1 * np.abs(theta_free0)
+    xs = max(rms(np.concatenate([r.x for r in recs])), 1e-300)
+    s_x0 = np.zeros(prob.n_x0)
+    off_x0 = np.zeros(prob.n_x0)
+    for k, pos in prob.x0_pos.items():
+        s_x0[pos] = 0.1 * xs
+        s_x0[pos + 1] = 0.1 * xs * 2 * math.pi * recs[k].fs / 50
+        off_x0[pos : pos + 2] = x0s[k]
+    prob.set_scaling(np.where(s_theta > 0, s_theta, 1.0), s_x0, theta_free0, off_x0)
+    return theta_free0, s_theta, s_x0, off_x0
+
+
+def _floor_scaling(prob: _OEProblem, params: ParameterSet, x0s: Sequence[tuple[float, float]], z0: FloatArray,
+                   scaling: _Scaling) -> FloatArray:
+    """Floor each parameter's scale at the change that moves the residual by its current norm, so a parameter
+    starting at (or next to) zero can still move; returns the start in the final scaling."""
+    theta_free0, s_theta, s_x0, off_x0 = scaling
+    jac0 = prob.jacobian(z0)
+    cn_phys = column_norms(jac0[:, : prob.pf]) / prob.s_theta
+    r0 = prob.residual(z0)
+    r0_norm = rms(r0) * math.sqrt(r0.size)
+    floor = np.where(cn_phys > 0, r0_norm / np.where(cn_phys > 0, cn_phys, 1.0), 0.0)
+    s_new = np.maximum(s_theta, floor)
+    s_new = np.where(s_new > 0, s_new, 1.0)
+    if not np.array_equal(s_new, prob.s_theta):
+        prob.set_scaling(s_new, s_x0, theta_free0, off_x0)  # same point z = 0: its simulation is kept
+        z0 = prob.pack(params.values, x0s)
+    return z0
+
+
+def _set_prior(prob: _OEProblem, opts: FitOptions, params: ParameterSet, theta_free0: FloatArray, z0: FloatArray
+               ) -> None:
+    """The Tikhonov prior's rows, acting on the scaled unknowns (``z0``: the start)."""
+    if opts.prior is None or not opts.prior.lam > 0:
+        return
+    jac0 = prob.jacobian(z0)
+    cn = column_norms(jac0[:, : prob.pf])
+    jp, _ = _prior_rows(opts.prior, params, cn, theta_free0)
+    prob.prior_jp = jp  # rows act on z directly: cn are the scaled columns' norms
+    t0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
+    prob.prior_c = jp @ ((t0 - theta_free0) / prob.s_theta)
+
+
+def _solve(prob: _OEProblem, z0: FloatArray, lb: FloatArray, ub: FloatArray, opts: FitOptions, diagnostics: bool
+           ) -> tuple[GaussNewtonEnd | OptimizeResult, list[str]] | str:
+    """Gauss–Newton, then the trust region where it does not converge, and the integration refinement; the
+    solution and the warnings, or why the solver failed.
+
+    A start on (or within a tenth of a scale of) a bound makes the reflective trust region crawl. The first
+    solve therefore lets such parameters go one scale unit past their bound; if the solution uses that room,
+    it is solved again from the clipped point with the true bounds. Gauss–Newton goes first (the start is
+    usually close, so the problem is nearly linear there): it converges in two or three simulations where it
+    behaves, and hands its best point to the trust region otherwise.
+    """
+    lb_run = np.where(lb > -0.1, np.minimum(lb, -1.0), lb)
+    ub_run = np.where(ub < 0.1, np.maximum(ub, 1.0), ub)
+    warns: list[str] = []
+    sol: GaussNewtonEnd | OptimizeResult | None = None
+    for attempt in range(MAX_REFINEMENTS + 2):
+        gn = _gauss_newton(prob, z0, lb_run, ub_run, opts.tol, max_steps=min(6, opts.max_nfev))
+        if gn.converged:
+            sol = gn
+        else:
+            try:
+                sol = least_squares(
+                    prob.residual, gn.x, jac=prob.jacobian, bounds=(lb_run, ub_run), method="trf", x_scale=1.0,
+                    ftol=opts.tol, xtol=opts.tol, gtol=opts.tol, max_nfev=opts.max_nfev,
+                )
+            except ValueError as exc:
+                return f"output error failed: {exc}"
+        if np.any(sol.x < lb) or np.any(sol.x > ub):
+            lb_run, ub_run = lb, ub
+            z0 = np.clip(sol.x, lb, ub)
+            continue
+        if attempt <= MAX_REFINEMENTS and diagnostics and prob.refine(sol.x):
+            warns.append(f"refined the integration ({max(prob.substeps)} RK4 substeps per sample): its error at the"
+                         f" estimate moved an estimate by more than {SHIFT_TOL:g} of its standard error")
+            z0 = sol.x
+            continue
+        break
+    assert sol is not None
+    return sol, warns
+
+
+def _uncertainty(prob: _OEProblem, z_hat: FloatArray, r_hat: FloatArray, opts: FitOptions, warns: list[str]
+                 ) -> Uncertainty:
+    """Intervals at the estimate, widened by what the integration error does to each estimate."""
+    jac_z = prob.jacobian(z_hat)
+    scales = np.concatenate([prob.s_theta, prob.s_x0])
+    jac_phys = jac_z / scales  # ∂r/∂(θ, x0) = ∂r/∂z / s
+    n_prior = prob.prior_jp.shape[0]
+    groups = np.concatenate([prob.groups, np.zeros(n_prior, dtype=np.int64)])
+    unc = uncertainty_from_jacobian(
+        jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior
+    )
+    check = prob.check_at(z_hat) if opts.substeps is None else None
+    if check is not None:  # what the integration error does to an estimate is added to its interval
+        half = unc.ci_halfwidth.copy()
+        half[: prob.pf] += np.abs(check.shift) * prob.s_theta
+        unc = dataclasses.replace(unc, ci_halfwidth=half)
+        if check.ratio > SHIFT_TOL:
+            warns.append(f"the integration error (step doubling) still moves {check.worst} by {check.ratio:.2g} of its"
+                         " standard error; that shift is added to the intervals")
+    return unc
+
+
+def _record_fits(prob: _OEProblem, recs: Sequence[Record], opts: FitOptions, z_hat: FloatArray,
+                 x0_hat: Sequence[tuple[float, float]], x0_modes: Sequence[str], unc: Uncertainty
+                 ) -> tuple[list[RecordFit], list[Any]]:
+    """Each record's fit and metrics from the final simulations on every sample."""
+    rfits, metrics = [], []
+    final_sims = prob.simulate_all(z_hat)
+    names = prob.names()
+    for k, r in enumerate(recs):
+        sim = final_sims[k]
+        if k in prob.x0_pos:
+            se_x = (float(unc.stderr[names.index(f"x0[{k}]")]), float(unc.stderr[names.index(f"v0[{k}]")]))
+        else:
+            se_x = (0.0, 0.0)
+        rfits.append(
+            RecordFit(
+                name=r.name, t=r.t,
+                measured={c: np.asarray(getattr(r, c)) for c in ("f", "x", "v", "a") if getattr(r, c) is not None},
+                predicted={"x": sim.x, "v": sim.v, "a": sim.a}, fitted_channels=opts.outputs, x0=x0_hat[k],
+                x0_stderr=se_x, x0_mode=x0_modes[k], simulation_ok=sim.success, simulation_message=sim.message,
+            )
+        )
+        for c in opts.outputs:
+            metrics.append(_metrics(r.name, c, r.unit(c), r.channel(c), sim.output(c), u=r.f, fs=r.fs))
+    return rfits, metrics
 
