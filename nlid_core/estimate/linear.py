@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,7 +29,7 @@ from ..record import Record
 from ._threads import with_single_blas_thread
 from .assemble import _flags_and_estimates, _metrics, _prior_rows
 from .options import FitOptions, FloatArray
-from .prepare import _check_records, _check_scales, _params_for, _with_derivatives, data_scaling
+from .prepare import DataScaling, _check_records, _check_scales, _params_for, _with_derivatives, data_scaling
 from .results import FitResult, RecordFit
 
 __all__ = ["equation_error"]
@@ -186,6 +187,71 @@ def equation_error(
     # overflow, and the solution is exactly that of the unscaled problem.
     scaling = data_scaling(model, recs_d)
     _check_scales(model, params, recs_d, simulate=False, scaling=scaling)
+    A, b, phis = _linear_system(model, recs_d, params, opts, scaling)
+    if A.shape[0] <= A.shape[1]:
+        raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
+    ls = _LinearSolve(A, b, params, opts, scaling)
+    z, active_mask, ok, solve_message = _bounded_solve(ls.r_mat, ls.rhs, ls.lb, ls.ub)
+    values = params.values.copy()
+    values[free] = np.ldexp(z / ls.norms, ls.e_free)
+    if not np.all(np.isfinite(values)):
+        raise DataValidationError(
+            "the estimated coefficients overflow in these units: express the force or the displacement in"
+            " another unit (e.g. --units x=mm)"
+        )
+    fitted = params.with_values(values, clip=True)
+    n_data = A.shape[0]
+    r_all = ls.residual(z)
+    dof = max(n_data - A.shape[1], 1)
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, active_mask, strict=True)}
+    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
+    if held:
+        warns.append(f"equation error held {', '.join(held)} at their start values (not linear in the force)")
+    message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {solve_message}"
+    if not diagnostics:  # a start for another fit: parameters only
+        estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
+        return FitResult(
+            success=ok, message=message, method="equation-error", model=model,
+            parameters=requested.with_values(fitted.values),
+            estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
+            cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
+            stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
+        )
+    unc = rescale_uncertainty(
+        uncertainty_from_jacobian(
+            ls.r_mat * ls.norms, np.zeros(ls.r_mat.shape[0]), params.free_names, confidence=opts.confidence,
+            sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
+        ),
+        ls.e_free,
+    )
+    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
+    rfits, metrics = _force_fits(recs_d, phis, scaling, scaling.to_scaled(fitted.values))
+    return FitResult(
+        success=ok,
+        message=message,
+        method="equation-error",
+        model=model,
+        parameters=requested.with_values(fitted.values),
+        estimates=estimates,
+        uncertainty=unc,
+        weak_directions=weak_directions_text(unc),
+        correlated_pairs=pairs,
+        metrics=tuple(metrics),
+        records=tuple(rfits),
+        cost=0.5 * float(r_all @ r_all),
+        nfev=1,
+        timing={"equation_error_s": time.perf_counter() - start},
+        stages={"equation-error": fitted.as_dict()},
+        warnings=tuple(warns),
+        options=opts,
+    )
+
+
+def _linear_system(model: TermModel, recs_d: Sequence[Record], params: ParameterSet, opts: FitOptions,
+                   scaling: DataScaling) -> tuple[FloatArray, FloatArray, list[tuple[FloatArray, FloatArray | None]]]:
+    """The weighted, scaled system ``A θ_free = b`` over every record's selected samples (the fixed
+    parameters' and held terms' force moved to ``b``), and each record's regressors and held force."""
+    free = params.free_mask
     amp = max(_peak(r.f) for r in recs_d)
     theta_fixed = np.where(free, 0.0, scaling.to_scaled(params.values))
     blocks, targets, phis = [], [], []
@@ -212,33 +278,44 @@ def equation_error(
     if not free.all():
         A = A[:, free]
     b = targets[0] if len(targets) == 1 else np.concatenate(targets)
-    if A.shape[0] <= A.shape[1]:
-        raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
-    # without a prior, the column norms and the normalised problem's factor both come from one Gram matrix
-    # (no normalised copy of A); badly scaled or conditioned columns take the explicit way below
-    fast = _normalised_factor(A, b) if opts.prior is None or opts.prior.lam <= 0 else None
-    norms = fast[0] if fast is not None else column_norms(A)
-    zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
-    if zero_cols:
-        raise ModelSpecError(
-            f"term(s) {', '.join(zero_cols)} are identically zero on this data (nothing excites them); remove or fix them"
-        )
-    if not np.all(np.isfinite(norms)) or not np.all(np.isfinite(b)):
-        raise DataValidationError("the regressors overflow on this data: check the units of the displacement")
-    e_free = scaling.exponents[free]
-    with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
-        lb = np.ldexp(params.lower[free], -e_free) * norms
-        ub = np.ldexp(params.upper[free], -e_free) * norms
-    if fast is not None:
-        r_mat, rhs = fast[1], fast[2]
-    else:
+    return A, b, phis
+
+
+class _LinearSolve:
+    """The bounded problem in unit-norm columns: its triangular factor ``r_mat`` and ``rhs``, the bounds and
+    the column norms (``A`` may be scaled in place: it is the caller's own copy)."""
+
+    def __init__(self, A: FloatArray, b: FloatArray, params: ParameterSet, opts: FitOptions,
+                 scaling: DataScaling) -> None:
+        free = params.free_mask
+        self.A, self.b = A, b
+        # without a prior, the column norms and the normalised problem's factor both come from one Gram matrix
+        # (no normalised copy of A); badly scaled or conditioned columns take the explicit way below
+        self.fast = _normalised_factor(A, b) if opts.prior is None or opts.prior.lam <= 0 else None
+        norms = self.fast[0] if self.fast is not None else column_norms(A)
+        zero_cols = [n for n, c in zip(params.free_names, norms, strict=True) if c == 0]
+        if zero_cols:
+            raise ModelSpecError(
+                f"term(s) {', '.join(zero_cols)} are identically zero on this data (nothing excites them); remove or"
+                " fix them"
+            )
+        if not np.all(np.isfinite(norms)) or not np.all(np.isfinite(b)):
+            raise DataValidationError("the regressors overflow on this data: check the units of the displacement")
+        self.norms = norms
+        self.e_free = scaling.exponents[free]
+        with np.errstate(over="ignore", under="ignore"):  # a finite bound beyond floating point becomes ±inf or 0
+            self.lb = np.ldexp(params.lower[free], -self.e_free) * norms
+            self.ub = np.ldexp(params.upper[free], -self.e_free) * norms
+        if self.fast is not None:
+            self.r_mat, self.rhs = self.fast[1], self.fast[2]
+            return
         As = A
         As /= norms  # in place: A is this function's own copy
         bb = b
         if opts.prior is not None and opts.prior.lam > 0:
             jp, _ = _prior_rows(opts.prior, params, np.ones(int(free.sum())), np.zeros(int(free.sum())))
             prior0 = np.array([float(opts.prior.values.get(n, 0.0)) for n in params.free_names])
-            z0 = np.ldexp(prior0, -e_free) * norms
+            z0 = np.ldexp(prior0, -self.e_free) * norms
             sel_rows = np.flatnonzero(jp.any(axis=0)) if jp.size else np.array([], dtype=int)
             lam = math.sqrt(opts.prior.lam)
             As = np.vstack([As, lam * np.eye(As.shape[1])[sel_rows]])
@@ -246,42 +323,17 @@ def equation_error(
         # ‖As z − b‖² = ‖R z − Qᵀb‖² + const: the bounded solve and the covariance need only the p × p factor
         # R. The columns of As have unit norm, so the Cholesky factor of AsᵀAs is accurate unless As is badly
         # conditioned; then a QR decomposition is used.
-        r_mat, rhs = _triangular_factor(As, bb)
-    z, active_mask, ok, solve_message = _bounded_solve(r_mat, rhs, lb, ub)
-    values = params.values.copy()
-    values[free] = np.ldexp(z / norms, e_free)
-    if not np.all(np.isfinite(values)):
-        raise DataValidationError(
-            "the estimated coefficients overflow in these units: express the force or the displacement in"
-            " another unit (e.g. --units x=mm)"
-        )
-    fitted = params.with_values(values, clip=True)
-    theta_s = scaling.to_scaled(fitted.values)
-    n_data = A.shape[0]
-    r_all = A @ (z / norms) - b if fast is not None else As @ z - bb
-    dof = max(n_data - A.shape[1], 1)
-    active = {n: bool(a != 0) for n, a in zip(params.free_names, active_mask, strict=True)}
-    warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
-    if held:
-        warns.append(f"equation error held {', '.join(held)} at their start values (not linear in the force)")
-    message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {solve_message}"
-    if not diagnostics:  # a start for another fit: parameters only
-        estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
-        return FitResult(
-            success=ok, message=message, method="equation-error", model=model,
-            parameters=requested.with_values(fitted.values),
-            estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
-            cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
-            stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
-        )
-    unc = rescale_uncertainty(
-        uncertainty_from_jacobian(
-            r_mat * norms, np.zeros(r_mat.shape[0]), params.free_names, confidence=opts.confidence,
-            sigma2=float(r_all[:n_data] @ r_all[:n_data]) / dof, dof=dof,
-        ),
-        e_free,
-    )
-    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
+        self.As, self.bb = As, bb
+        self.r_mat, self.rhs = _triangular_factor(As, bb)
+
+    def residual(self, z: FloatArray) -> FloatArray:
+        """The weighted residual at the solution ``z`` of the unit-norm problem (prior rows last)."""
+        return self.A @ (z / self.norms) - self.b if self.fast is not None else self.As @ z - self.bb
+
+
+def _force_fits(recs_d: Sequence[Record], phis: Sequence[tuple[FloatArray, FloatArray | None]],
+                scaling: DataScaling, theta_s: FloatArray) -> tuple[list[RecordFit], list[Any]]:
+    """Each record's predicted force and its metrics."""
     rfits, metrics = [], []
     for r, (phi_all, extra) in zip(recs_d, phis, strict=True):
         f_pred = np.ldexp(phi_all @ theta_s, scaling.force_exp)
@@ -295,25 +347,7 @@ def equation_error(
             )
         )
         metrics.append(_metrics(r.name, "f", r.unit("f"), r.f, f_pred, fs=r.fs))
-    return FitResult(
-        success=ok,
-        message=message,
-        method="equation-error",
-        model=model,
-        parameters=requested.with_values(fitted.values),
-        estimates=estimates,
-        uncertainty=unc,
-        weak_directions=weak_directions_text(unc),
-        correlated_pairs=pairs,
-        metrics=tuple(metrics),
-        records=tuple(rfits),
-        cost=0.5 * float(r_all @ r_all),
-        nfev=1,
-        timing={"equation_error_s": time.perf_counter() - start},
-        stages={"equation-error": fitted.as_dict()},
-        warnings=tuple(warns),
-        options=opts,
-    )
+    return rfits, metrics
 
 
 def _held_force(model: TermModel, theta: FloatArray, r: Record) -> FloatArray | None:
