@@ -217,6 +217,10 @@ def equation_error(
             cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
             stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
         )
+    # the regression treats x, ẋ, ẍ as exact: noise on them (measured, or derived from a noisy x) biases the
+    # estimates towards zero beyond these intervals (errors in variables); the user of this method is told
+    warns.append("equation error's intervals assume noise-free x, v and a; noise on them biases the estimates"
+                 " beyond the intervals (errors in variables): output error (or the default two-stage fit) does not")
     unc = rescale_uncertainty(
         uncertainty_from_jacobian(
             ls.r_mat * ls.norms, np.zeros(ls.r_mat.shape[0]), params.free_names, confidence=opts.confidence,

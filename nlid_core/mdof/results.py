@@ -168,8 +168,15 @@ def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx:
         # the parameters' information with the initial states eliminated, S = RᵀR, through the one uncertainty
         # path of every estimator (column equilibration, rank threshold, Student-t intervals, correlations)
         s_mat = schur(a, nf)
-        d = np.sqrt(np.maximum(np.diag(s_mat), 1e-300))  # equilibrated first: S = D·Se·D, so R = sqrt(W)·Vᵀ·D
-        w, v = np.linalg.eigh(0.5 * (s_mat + s_mat.T) / np.outer(d, d))
+        # equilibrated first: S = D·Se·D, so R = sqrt(W)·Vᵀ·D (a diagonal entry that cancelled to nothing in the
+        # elimination is floored relative to the largest, so that no column is blown up past floating point)
+        diag = np.diag(s_mat)
+        top = float(np.max(diag)) if diag.size and np.all(np.isfinite(s_mat)) else math.nan
+        d = np.sqrt(np.maximum(diag, 1e-300 * top if top > 0 else 1e-300))
+        try:
+            w, v = np.linalg.eigh(0.5 * (s_mat + s_mat.T) / np.outer(d, d))
+        except np.linalg.LinAlgError:  # not finite: nothing is determined
+            w, v = np.zeros(nf), np.eye(nf)
         factor = np.sqrt(np.maximum(w, 0.0))[:, None] * v.T * d[None, :]
         unc = uncertainty_from_jacobian(factor, np.zeros(nf), free, sigma2=s2, dof=dof, rank_rtol=math.sqrt(RANK_TOL))
         sv = unc.singular_values
