@@ -22,24 +22,25 @@ and so does :func:`identify_friction`:
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..errors import DataValidationError
-from ..estimate import FitOptions, ParameterEstimate, ProgressFn, identify
+from ..estimate import ProgressFn
 from ..models import TermModel
 from ..params import FloatArray, ParameterSet
 from ..record import Record
-from ..simulate import simulate
-from ..terms.models import LINEAR
 from . import joint
 from .joint import JointData
 from .plateaus import Plateau, PlateauDetection, find_plateaus
 from .results import (LUGRE_MODEL, PARAMS, STAGE1, STAGE2, FrictionOptions, FrictionResult, PreslidingFit, Stage,
                       SteadyReplay)
+from .stage_tools import (
+    _curve_jacobian, _failed, _joint_cost, _linear_start, _presliding_fits, _scan_start, _verdict, curve_weights,
+    shifted
+)
 from .steady import CURVES, CurveFit, curve_force, fit_curve
 from .uncertainty import condition_number, estimates, inverse_information, log_det, noise_covariance, noise_level
 
@@ -47,41 +48,6 @@ __all__ = ["FrictionOptions", "Stage", "PreslidingFit", "FrictionResult", "Stead
            "replay_steady", "parameter_set", "shifted", "curve_weights", "LUGRE_MODEL", "STAGE1", "STAGE2", "PARAMS"]
 
 # ---------------------------------------------------------------------------------------------- stage 2
-
-
-def shifted(rec: Record) -> tuple[Record, float]:
-    """The pre-sliding record shifted so that it starts at zero displacement: the offset is the mean of the
-    leading samples taken before the force reaches 0.5 % of its peak (at least 1, at most 1 % of the record)."""
-    fa = np.abs(rec.f)
-    above = np.flatnonzero(fa > 0.005 * float(np.max(fa)))
-    k = int(min(max(above[0] if above.size else 1, 1), max(rec.n // 100, 1)))
-    off = float(np.mean(rec.x[:k]))
-    from ..record import from_arrays
-
-    out = from_arrays(rec.t, rec.f, rec.x - off, None, None, name=rec.name, units=rec.units, source=rec.source)
-    return out, off
-
-
-def _linear_start(recs: Sequence[Record], mass: float | None, sigma2: float) -> tuple[float, float, float]:
-    """(σ0, σ1, m) start values from a spring-damper fit of the small-amplitude response."""
-    lin = TermModel(LINEAR)
-    ps = lin.default_parameters()
-    if mass is not None:
-        ps = ps.with_values({"m0": mass}).fix("m0")
-    res = identify(recs, lin, params=ps, options=FitOptions(initial_state="rest", max_nfev=60))
-    vals = res.values
-    k = float(vals.get("k1", math.nan))
-    c = float(vals.get("c1", math.nan))
-    m = float(vals.get("m0", mass or math.nan))
-    if not (math.isfinite(k) and k > 0):
-        # static compliance from the data: peak force over peak displacement
-        k = max(float(np.max(np.abs(np.concatenate([r.f for r in recs])))) /
-                max(float(np.max(np.abs(np.concatenate([r.x for r in recs])))), 1e-300), 1.0)
-    if not math.isfinite(m) or m <= 0:
-        m = mass or 1.0
-    if not (math.isfinite(c) and c > sigma2):
-        c = sigma2 + 2 * 0.5 * math.sqrt(k * m)
-    return k, c - sigma2, m
 
 
 # ---------------------------------------------------------------------------------------------- pipeline
@@ -126,67 +92,170 @@ def identify_friction(
     for r in pre_recs:
         if r.n_dof != 1:
             raise DataValidationError(f"pre-sliding record `{r.name}` has {r.n_dof} DOFs; map one axis to `t, f, x`")
-    timing: dict[str, float] = {}
-    warnings: list[str] = []
-    model = TermModel(LUGRE_MODEL)
-    fixed = {k: float(v) for k, v in opts.fixed.items()}
-    mass = fixed.get("m0")
-    stages: list[Stage] = []
+    run = _Run(model=TermModel(LUGRE_MODEL), opts=opts, fixed={k: float(v) for k, v in opts.fixed.items()})
+    s1 = _steady_stage(run, steady_recs, progress)
+    if not s1.curve.success:
+        return _failed(run.model, run.stages, s1.detections, s1.curves, run.warnings, run.timing, opts,
+                       "stage 1 failed: " + (s1.curve.message if s1.points else
+                                                "; ".join(d.message for d in s1.detections)))
+    values = {**{p.name: p.value for p in run.model.default_parameters()}, **s1.curve.value_dict(), **run.fixed}
+    if not pre_recs:
+        run.warnings.append("no pre-sliding record: sigma0 and sigma1 are not estimated (held at their start values)")
+        return _failed(run.model, run.stages, s1.detections, s1.curves, run.warnings, run.timing, opts,
+                       "stage 2 needs a pre-sliding record (`--presliding`): sigma0, sigma1 not estimated",
+                       values=values)
+    s2 = _presliding_stage(run, s1, pre_recs, values, progress)
+    if isinstance(s2, str):
+        return _failed(run.model, run.stages, s1.detections, s1.curves, run.warnings, run.timing, opts, s2,
+                       values=values)
+    final = _staged_covariance(run, s1, s2, values)
+    pre_fits = _presliding_fits(run.model, s2.srecs, s2.shifts, s2.offsets,
+                                np.array([values[n] for n in run.model.param_names]))
+    if opts.polish:
+        polished = _polish(run, s1, s2, steady_recs, pre_recs, values, final, progress)
+        if polished is not None:
+            final, offsets = polished
+            pre_fits = _presliding_fits(run.model, s2.srecs, s2.shifts, offsets,
+                                        np.array([values[n] for n in run.model.param_names]))
+    table, corr = estimates(run.model, values, final.names, final.cov, run.fixed, final.dof, opts.confidence)
+    verdict, evidence = _verdict(pre_fits, s1.curves, values)
+    return FrictionResult(
+        success=True, message="LuGre identified in stages" + (
+            " and polished jointly" if len(run.stages) > 2 and run.stages[-1].success else ""),
+        model=run.model, estimates=table, stages=tuple(run.stages), plateaus=s1.detections, curves=s1.curves,
+        presliding=tuple(pre_fits), verdict=verdict, evidence=evidence, correlation=corr,
+        correlation_names=tuple(final.names), condition_number=final.cond, warnings=tuple(run.warnings),
+        timing=run.timing, confidence=opts.confidence,
+    )
 
-    # ---------------------------------------------------------------- stage 1: plateaus and the steady curve
+
+@dataclasses.dataclass
+class _Run:
+    """What the stages of one identification share: the model, options, given values, and what they report."""
+
+    model: TermModel
+    opts: FrictionOptions
+    fixed: dict[str, float]
+    stages: list[Stage] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+    timing: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Steady:
+    """Stage 1's outcome: the plateaus, the LuGre curve (and the static curves) with what it held."""
+
+    detections: tuple[PlateauDetection, ...]
+    points: list[Plateau]
+    curve: CurveFit
+    curves: dict[str, CurveFit]
+    curve_fixed: dict[str, float]
+    cov_names: list[str]
+    cov1: FloatArray
+
+
+@dataclasses.dataclass(frozen=True)
+class _Presliding:
+    """Stage 2's outcome: its records (shifted to start at zero), free parameters, Jacobians and covariances."""
+
+    shifts: list[tuple[Record, float]]
+    srecs: list[Record]
+    s2_free: list[str]
+    data: JointData
+    offsets: FloatArray
+    blocks: list[tuple[int, int]]
+    ja: FloatArray
+    jb: FloatArray
+    n_rows: int
+    cov_a: FloatArray
+    gain: FloatArray
+    noise_x: list[float]
+    noise_f: list[float]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Final:
+    """The reported covariance over ``names`` with its degrees of freedom and condition number."""
+
+    names: list[str]
+    cov: FloatArray
+    dof: int
+    cond: float
+
+
+def _steady_stage(run: _Run, steady_recs: Sequence[Record], progress: ProgressFn | None) -> _Steady:
+    """Stage 1: plateaus, then the steady curve (LuGre's Stribeck law and the static curves) through them."""
+    opts = run.opts
     if progress is not None:
         progress("steady", 0.0, "finding plateaus")
     t0 = time.perf_counter()
-    detections = tuple(find_plateaus(r, mass=mass, block_s=opts.block_s, min_duration_s=opts.min_duration_s,
-                                     settle_fraction=opts.settle_fraction, rel_tol=opts.rel_tol,
-                                     max_scatter=opts.max_scatter) for r in steady_recs)
+    detections = tuple(find_plateaus(r, mass=run.fixed.get("m0"), block_s=opts.block_s,
+                                     min_duration_s=opts.min_duration_s, settle_fraction=opts.settle_fraction,
+                                     rel_tol=opts.rel_tol, max_scatter=opts.max_scatter) for r in steady_recs)
     points: list[Plateau] = [p for d in detections for p in d.accepted]
-    curve_fixed = {k: v for k, v in fixed.items() if k in STAGE1}
+    curve_fixed = {k: v for k, v in run.fixed.items() if k in STAGE1}
     lugre_curve = fit_curve("stribeck", points, fixed=curve_fixed, confidence=opts.confidence)
     curves: dict[str, CurveFit] = {"stribeck": lugre_curve}
     for name in CURVES:
         if name != "stribeck":
             cf = {k: v for k, v in curve_fixed.items() if k in CURVES[name].params}
             curves[name] = fit_curve(name, points, fixed=cf, confidence=opts.confidence)
-    timing["stage1_s"] = time.perf_counter() - t0
+    run.timing["stage1_s"] = time.perf_counter() - t0
     n_neg = sum(p.velocity < 0 for p in points)
     if points and (n_neg == 0 or n_neg == len(points)):
-        warnings.append("the accepted plateaus cover one direction only: the curve is assumed symmetric")
-    s1_values = lugre_curve.value_dict()
+        run.warnings.append("the accepted plateaus cover one direction only: the curve is assumed symmetric")
     s1_se = {n: float(s) for n, s in zip(lugre_curve.names, lugre_curve.stderr, strict=True)}
-    stages.append(Stage(
+    run.stages.append(Stage(
         name="steady-state curve", records=tuple(r.name for r in steady_recs),
         estimated=tuple(n for n in STAGE1 if n not in curve_fixed),
         fixed={k: (v, "given") for k, v in curve_fixed.items()},
         why=("on a settled constant-velocity plateau the acceleration and the bristle rate vanish, so the drive "
              "force equals the steady friction sign(v)·g(v) + σ2·v, which depends on Fc, Fs, vs, σ2 only"),
-        values=s1_values, stderr=s1_se, success=lugre_curve.success,
+        values=lugre_curve.value_dict(), stderr=s1_se, success=lugre_curve.success,
         message=(f"{len(points)} accepted plateaus of {sum(len(d.plateaus) for d in detections)}; "
                  + lugre_curve.message),
-        nfev=lugre_curve.nfev, time_s=timing["stage1_s"],
+        nfev=lugre_curve.nfev, time_s=run.timing["stage1_s"],
         notes=tuple(f"{d.record}: {p.t_start_s:.2f}-{p.t_stop_s:.2f} s rejected: {p.reason}"
                     for d in detections for p in d.rejected),
     ))
-    if not lugre_curve.success:
-        return _failed(model, stages, detections, curves, warnings, timing, opts,
-                       "stage 1 failed: " + (lugre_curve.message if points else
-                                                "; ".join(d.message for d in detections)))
-
-    # ---------------------------------------------------------------- stage 2: pre-sliding
-    values = {**{p.name: p.value for p in model.default_parameters()}, **s1_values, **fixed}
     cov_names = [n for n in STAGE1 if n not in curve_fixed]
-    idx1 = [lugre_curve.names.index(n) for n in cov_names]
-    cov1 = lugre_curve.covariance[np.ix_(idx1, idx1)]
-    s2_free = [n for n in ("m0", *STAGE2) if n not in fixed]
-    if not pre_recs:
-        warnings.append("no pre-sliding record: sigma0 and sigma1 are not estimated (held at their start values)")
-        return _failed(model, stages, detections, curves, warnings, timing, opts,
-                       "stage 2 needs a pre-sliding record (`--presliding`): sigma0, sigma1 not estimated",
-                       values=values)
+    cov1 = np.zeros((0, 0))
+    if lugre_curve.success:
+        idx1 = [lugre_curve.names.index(n) for n in cov_names]
+        cov1 = lugre_curve.covariance[np.ix_(idx1, idx1)]
+    return _Steady(detections=detections, points=points, curve=lugre_curve, curves=curves, curve_fixed=curve_fixed,
+                   cov_names=cov_names, cov1=cov1)
+
+
+def _presliding_solve(run: _Run, data: JointData, ps: ParameterSet, s2_free: list[str], k_start: float,
+                      progress: ProgressFn | None) -> tuple[joint.JointSolution, int]:
+    """The pre-sliding fit, tried again from σ0 three times smaller and larger when it fails (the attempt with the
+    lowest cost is kept); the solution and the evaluations used."""
+    opts = run.opts
+    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev, progress=progress, stage="presliding")
+    nfev2 = sol.nfev
+    if not sol.success:
+        for mult in (0.3, 3.0):
+            sol2 = joint.solve(data, {**ps.as_dict(), "sigma0": k_start * mult}, s2_free, max_nfev=opts.max_nfev,
+                               progress=progress, stage="presliding")
+            nfev2 += sol2.nfev
+            if sol2.success and (not sol.success or sol2.cost < sol.cost):
+                sol = sol2
+            if sol.converged:
+                break
+    return sol, nfev2
+
+
+def _presliding_stage(run: _Run, s1: _Steady, pre_recs: Sequence[Record], values: dict[str, float],
+                      progress: ProgressFn | None) -> _Presliding | str:
+    """Stage 2: σ0, σ1 (and m0) from the pre-sliding records with stage 1 held; ``values`` updated. The
+    covariance carries stage 1's uncertainty over; a failure is its message."""
+    model, opts = run.model, run.opts
+    s2_free = [n for n in ("m0", *STAGE2) if n not in run.fixed]
     t0 = time.perf_counter()
     shifts = [shifted(r) for r in pre_recs]
     srecs = [s[0] for s in shifts]
-    k_start, c_start, m_start = _linear_start(srecs, mass, values["sigma2"])
+    k_start, c_start, m_start = _linear_start(srecs, run.fixed.get("m0"), values["sigma2"])
     start = {"sigma0": k_start, "sigma1": c_start, "m0": m_start}
     for n in s2_free:
         values[n] = start[n]
@@ -199,306 +268,145 @@ def identify_friction(
         best = _scan_start(data, ps.as_dict(), s2_free)
         k_start = best["sigma0"]
         ps = ps.with_values(best)
-    sol = joint.solve(data, ps.as_dict(), s2_free, max_nfev=opts.max_nfev, progress=progress, stage="presliding")
-    nfev2 = sol.nfev
-    if not sol.success:
-        # from σ0 three times smaller and larger; the attempt with the lowest cost is kept
-        for mult in (0.3, 3.0):
-            sol2 = joint.solve(data, {**ps.as_dict(), "sigma0": k_start * mult}, s2_free, max_nfev=opts.max_nfev,
-                               progress=progress, stage="presliding")
-            nfev2 += sol2.nfev
-            if sol2.success and (not sol.success or sol2.cost < sol.cost):
-                sol = sol2
-            if sol.converged:
-                break
-    timing["stage2_s"] = time.perf_counter() - t0
+    sol, nfev2 = _presliding_solve(run, data, ps, s2_free, k_start, progress)
+    run.timing["stage2_s"] = time.perf_counter() - t0
     if sol.success and not sol.converged:
-        warnings.append(f"stage 2 stopped at its evaluation limit ({opts.max_nfev}): the pre-sliding estimate may "
-                        "not be fully converged")
+        run.warnings.append(f"stage 2 stopped at its evaluation limit ({opts.max_nfev}): the pre-sliding estimate may "
+                            "not be fully converged")
     if not sol.success:
-        return _failed(model, stages, detections, curves, warnings, timing, opts,
-                       f"stage 2 (pre-sliding) failed: {sol.message}", values=values)
+        return f"stage 2 (pre-sliding) failed: {sol.message}"
     values.update({n: float(sol.values[n]) for n in s2_free})
-    offsets = sol.offsets
     # noise re-estimated per record; the residual and Jacobian rows rescale with it
     sigma = joint.noise_levels(data, sol.residual, len(s2_free) + len(srecs))
     row_scale = np.concatenate([np.full(r.n, s_old / s_new) for r, s_old, s_new
                                 in zip(srecs, data.sigma, sigma, strict=True)])
     data = dataclasses.replace(data, sigma=sigma)
-    J2all = sol.jacobian * row_scale[:, None]
-    n2 = J2all.shape[0]
+    j2all = sol.jacobian * row_scale[:, None]
     a_cols = [sol.names.index(n) for n in s2_free] + list(range(model.n_params, model.n_params + len(srecs)))
-    Ja = J2all[:, a_cols]
-    Jb = J2all[:, [sol.names.index(n) for n in cov_names]]
+    ja = j2all[:, a_cols]
+    jb = j2all[:, [sol.names.index(n) for n in s1.cov_names]]
     blocks, row = [], 0
     for r in srecs:
         blocks.append((row, row + r.n))
         row += r.n
-    cov_hac, lag2 = joint.sandwich_covariance(Ja, sol.residual * row_scale, blocks)
-    cov_a_cond = cov_hac
-    info_inv = inverse_information(Ja)
+    cov_hac, _ = joint.sandwich_covariance(ja, sol.residual * row_scale, blocks)
+    info_inv = inverse_information(ja)
     noise_x = [noise_level(r.x) for r in srecs]
     noise_f = [noise_level(r.f) for r in srecs]
-    cov_noise, bias, how = noise_covariance(data, values, offsets, s2_free, Ja, info_inv, blocks, noise_x, noise_f,
-                                             cov_a_cond, opts)
-    cov_a_cond = cov_noise
+    cov_a_cond, bias, how = noise_covariance(data, values, sol.offsets, s2_free, ja, info_inv, blocks, noise_x,
+                                             noise_f, cov_hac, opts)
     for i, n in enumerate(s2_free):
         values[n] -= float(bias[i])
-    offsets = offsets - bias[len(s2_free):]
-
-    G = -info_inv @ (Ja.T @ Jb)
-    cov_a_full = cov_a_cond + G @ cov1 @ G.T
+    offsets = sol.offsets - bias[len(s2_free):]
+    gain = -info_inv @ (ja.T @ jb)
+    cov_a_full = cov_a_cond + gain @ s1.cov1 @ gain.T
     npar = len(s2_free)
     cov_a = cov_a_full[:npar, :npar]
-    G = G[:npar]
+    gain = gain[:npar]
     se_cond = np.sqrt(np.maximum(np.diag(cov_a_cond)[:npar], 0.0))
     se_a = np.sqrt(np.maximum(np.diag(cov_a), 0.0))
-    theta = np.array([values[n] for n in model.param_names])
     notes = tuple(
         f"{n}: ±{sc:.3g} with stage 1 held exact, ±{sa:.3g} with stage 1's uncertainty carried over"
         for n, sc, sa in zip(s2_free, se_cond, se_a, strict=True)
     ) + (how,) + tuple(
         f"{r.name}: displacement offset {o:.4g} m, noise {s:.3g} m" for r, o, s in
               zip(pre_recs, [sh[1] - off for sh, off in zip(shifts, offsets, strict=True)], sigma, strict=True))
-    pre_fits = _presliding_fits(model, srecs, shifts, offsets, theta)
-    stages.append(Stage(
+    run.stages.append(Stage(
         name="pre-sliding", records=tuple(r.name for r in pre_recs), estimated=tuple(s2_free),
-        fixed={**{n: (values[n], "stage 1") for n in STAGE1 if n not in curve_fixed},
-               **{k: (v, "given") for k, v in fixed.items() if k not in s2_free}},
+        fixed={**{n: (values[n], "stage 1") for n in STAGE1 if n not in s1.curve_fixed},
+               **{k: (v, "given") for k, v in run.fixed.items() if k not in s2_free}},
         why=("below breakaway the bristles deflect elastically (micrometres), so the displacement is set by the "
              "bristle stiffness σ0 and damping σ1 (and the mass), with the stage-1 curve only bounding the "
              "deflection; the steady-state data cannot see σ0, σ1 at all"),
         values={n: values[n] for n in s2_free}, stderr=dict(zip(s2_free, se_a.tolist(), strict=True)),
-        success=True, message=sol.message, nfev=nfev2, time_s=timing["stage2_s"], notes=notes,
+        success=True, message=sol.message, nfev=nfev2, time_s=run.timing["stage2_s"], notes=notes,
     ))
+    return _Presliding(shifts=shifts, srecs=srecs, s2_free=s2_free, data=data, offsets=offsets, blocks=blocks,
+                       ja=ja, jb=jb, n_rows=j2all.shape[0], cov_a=cov_a, gain=gain, noise_x=noise_x, noise_f=noise_f)
 
-    # ---------------------------------------------------------------- final covariance (staged) or stage 3
-    names = [*cov_names, *s2_free]
+
+def _staged_covariance(run: _Run, s1: _Steady, s2: _Presliding, values: Mapping[str, float]) -> _Final:
+    """The covariance of every estimated parameter after the two stages (stage 1's carried into stage 2)."""
+    names = [*s1.cov_names, *s2.s2_free]
     cov = np.zeros((len(names), len(names)))
-    k1 = len(cov_names)
-    cov[:k1, :k1] = cov1
-    cov[k1:, k1:] = cov_a
-    cov[k1:, :k1] = G @ cov1
-    cov[:k1, k1:] = (G @ cov1).T
-    dof = n2 - len(s2_free) - len(srecs)
-    cond = condition_number(np.vstack([_curve_jacobian(points, values, cov_names, lugre_curve, model_names=names),
-                                 np.hstack([Jb, Ja[:, :npar]])]) if k1 else Ja[:, :npar])
-    if opts.polish:
-        t0 = time.perf_counter()
-        pdata = dataclasses.replace(data, points=tuple(points), weights=curve_weights(points, values, lugre_curve))
-        pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=progress,
-                          stage="polish")
-        timing["stage3_s"] = time.perf_counter() - t0
-        if pol.success:
-            Jp = pol.jacobian[:, [pol.names.index(n) for n in names]
-                              + list(range(model.n_params, model.n_params + len(srecs)))]
-            dof_p = Jp.shape[0] - Jp.shape[1]
-            pblocks = [(b0 + len(points), b1 + len(points)) for b0, b1 in blocks]
-            cov_hac_p = joint.sandwich_covariance(Jp, pol.residual, pblocks)[0]
-            cov_p_full, bias_p, how_p = noise_covariance(pdata, pol.values, pol.offsets, names, Jp,
-                                                          inverse_information(Jp), blocks, noise_x, noise_f,
-                                                          cov_hac_p, opts)
-            cov_p = cov_p_full[:len(names), :len(names)]
-            new_values = {n: float(pol.values[n]) - float(bias_p[i]) for i, n in enumerate(names)}
-            pol_offsets = pol.offsets - bias_p[len(names):]
-            nfev3, cond_p = pol.nfev, condition_number(Jp[:, :len(names)])
-            msg3 = f"joint polish: cost {_joint_cost(pdata, values, offsets):.6g} → {pol.cost:.6g} ({pol.message})"
-            before = {n: values[n] for n in names}
-            se_before = np.sqrt(np.maximum(np.diag(cov), 0.0))
-            se_after = np.sqrt(np.maximum(np.diag(cov_p), 0.0))
-            moved = []
-            for i, n in enumerate(names):
-                shift = (new_values[n] - before[n]) / se_before[i] if se_before[i] > 0 else 0.0
-                gain = se_after[i] / se_before[i] if se_before[i] > 0 else 1.0
-                if abs(shift) < 0.1 and gain > 0.9:
-                    moved.append(f"{n}: not moved (shift {shift:+.2f} σ, uncertainty ×{gain:.2f}): the joint data "
-                                 "hold no further information on it")
-                else:
-                    moved.append(f"{n}: moved {shift:+.2f} staged σ, uncertainty ×{gain:.2f}")
-            moved.append(how_p)
-            # keep the polish only when it sharpens the estimate as a whole (log generalised variance of the
-            # relative uncertainties); otherwise the staged values stand and the stage says why
-            rel = np.array([abs(values[n]) or 1.0 for n in names])
-            worse = log_det(cov_p / np.outer(rel, rel)) > log_det(cov / np.outer(rel, rel))
-            if worse:
-                grown = [n for i, n in enumerate(names) if se_after[i] > se_before[i]]
-                moved.append("polish not kept: the joint fit is less certain than the staged one (the uncertainty "
-                             f"of {', '.join(grown)} grows), so the pre-sliding record adds noise, not information, "
-                             "on those; the staged values are reported")
-                warnings.append("the joint polish was less certain than the staged estimate and was not kept")
-            else:
-                values.update(new_values)
-                offsets = pol_offsets
-                cov = cov_p
-                cond = cond_p
-                dof = dof_p
-            stages.append(Stage(
-                name="joint polish", records=(*(r.name for r in steady_recs), *(r.name for r in pre_recs)),
-                estimated=tuple(names), fixed={k: (v, "given") for k, v in fixed.items()},
-                why=("every free parameter at once over the plateau points and the pre-sliding displacement, from "
-                     "the staged values: corrects what each stage assumed about the other"),
-                values=new_values, stderr={n: float(s) for n, s in zip(names, se_after, strict=True)},
-                success=not worse, message=msg3, nfev=nfev3, time_s=timing["stage3_s"], notes=tuple(moved),
-            ))
-            theta = np.array([values[n] for n in model.param_names])
-            pre_fits = _presliding_fits(model, srecs, shifts, offsets, theta)
-        else:
-            warnings.append("the joint polish failed to improve the staged estimate; the staged values are kept")
-    table, corr = estimates(model, values, names, cov, fixed, dof, opts.confidence)
-    verdict, evidence = _verdict(pre_fits, curves, values)
-    return FrictionResult(
-        success=True, message="LuGre identified in stages" + (
-            " and polished jointly" if len(stages) > 2 and stages[-1].success else ""),
-        model=model, estimates=table, stages=tuple(stages), plateaus=detections, curves=curves,
-        presliding=tuple(pre_fits), verdict=verdict, evidence=evidence, correlation=corr,
-        correlation_names=tuple(names), condition_number=cond, warnings=tuple(warnings), timing=timing,
-        confidence=opts.confidence,
-    )
+    k1 = len(s1.cov_names)
+    cov[:k1, :k1] = s1.cov1
+    cov[k1:, k1:] = s2.cov_a
+    cov[k1:, :k1] = s2.gain @ s1.cov1
+    cov[:k1, k1:] = (s2.gain @ s1.cov1).T
+    npar = len(s2.s2_free)
+    dof = s2.n_rows - npar - len(s2.srecs)
+    cond = condition_number(np.vstack([_curve_jacobian(s1.points, values, s1.cov_names, s1.curve, model_names=names),
+                                       np.hstack([s2.jb, s2.ja[:, :npar]])]) if k1 else s2.ja[:, :npar])
+    return _Final(names=names, cov=cov, dof=dof, cond=cond)
 
 
-def _presliding_fits(model: TermModel, srecs: Sequence[Record], moved: Sequence[tuple[Record, float]],
-                     offsets: FloatArray, theta: FloatArray) -> list[PreslidingFit]:
-    """The model on each pre-sliding record, the data shifted by their estimated offsets."""
-    out = []
-    for r, (_, off), o in zip(srecs, moved, offsets, strict=True):
-        sim = simulate(model, r.t, r.f, theta, (0.0, 0.0), method="sdirk")
-        x = r.x - o
-        err = float(np.sqrt(np.mean((sim.x - x) ** 2)))
-        scale = float(np.sqrt(np.mean(x**2))) or 1.0
-        out.append(PreslidingFit(record=r.name, t=r.t, f=r.f, x=x, x_sim=sim.x, x_offset=off + float(o),
-                                 max_force=float(np.max(np.abs(r.f))), nrmse=err / scale))
+def _polish(run: _Run, s1: _Steady, s2: _Presliding, steady_recs: Sequence[Record], pre_recs: Sequence[Record],
+            values: dict[str, float], final: _Final, progress: ProgressFn | None) -> tuple[_Final, FloatArray] | None:
+    """Stage 3: every free parameter at once over the plateau points and the pre-sliding records, kept when it
+    sharpens the estimate as a whole (``values`` updated then); the covariance and offsets to report, or None
+    when the polish failed."""
+    model, opts = run.model, run.opts
+    names, cov, offsets = final.names, final.cov, s2.offsets
+    t0 = time.perf_counter()
+    pdata = dataclasses.replace(s2.data, points=tuple(s1.points), weights=curve_weights(s1.points, values, s1.curve))
+    pol = joint.solve(pdata, values, names, offsets=offsets, max_nfev=opts.max_nfev, progress=progress,
+                      stage="polish")
+    run.timing["stage3_s"] = time.perf_counter() - t0
+    if not pol.success:
+        run.warnings.append("the joint polish failed to improve the staged estimate; the staged values are kept")
+        return None
+    jp = pol.jacobian[:, [pol.names.index(n) for n in names]
+                      + list(range(model.n_params, model.n_params + len(s2.srecs)))]
+    pblocks = [(b0 + len(s1.points), b1 + len(s1.points)) for b0, b1 in s2.blocks]
+    cov_hac_p = joint.sandwich_covariance(jp, pol.residual, pblocks)[0]
+    cov_p_full, bias_p, how_p = noise_covariance(pdata, pol.values, pol.offsets, names, jp, inverse_information(jp),
+                                                  s2.blocks, s2.noise_x, s2.noise_f, cov_hac_p, opts)
+    cov_p = cov_p_full[:len(names), :len(names)]
+    new_values = {n: float(pol.values[n]) - float(bias_p[i]) for i, n in enumerate(names)}
+    msg3 = f"joint polish: cost {_joint_cost(pdata, values, offsets):.6g} → {pol.cost:.6g} ({pol.message})"
+    se_before = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    se_after = np.sqrt(np.maximum(np.diag(cov_p), 0.0))
+    moved = _polish_notes(names, values, new_values, se_before, se_after) + [how_p]
+    # keep the polish only when it sharpens the estimate as a whole (log generalised variance of the
+    # relative uncertainties); otherwise the staged values stand and the stage says why
+    rel = np.array([abs(values[n]) or 1.0 for n in names])
+    worse = log_det(cov_p / np.outer(rel, rel)) > log_det(cov / np.outer(rel, rel))
+    out = (final, offsets)
+    if worse:
+        grown = [n for i, n in enumerate(names) if se_after[i] > se_before[i]]
+        moved.append("polish not kept: the joint fit is less certain than the staged one (the uncertainty "
+                     f"of {', '.join(grown)} grows), so the pre-sliding record adds noise, not information, "
+                     "on those; the staged values are reported")
+        run.warnings.append("the joint polish was less certain than the staged estimate and was not kept")
+    else:
+        values.update(new_values)
+        out = (_Final(names=names, cov=cov_p, dof=jp.shape[0] - jp.shape[1], cond=condition_number(jp[:, :len(names)])),
+               pol.offsets - bias_p[len(names):])
+    run.stages.append(Stage(
+        name="joint polish", records=(*(r.name for r in steady_recs), *(r.name for r in pre_recs)),
+        estimated=tuple(names), fixed={k: (v, "given") for k, v in run.fixed.items()},
+        why=("every free parameter at once over the plateau points and the pre-sliding displacement, from "
+             "the staged values: corrects what each stage assumed about the other"),
+        values=new_values, stderr={n: float(s) for n, s in zip(names, se_after, strict=True)},
+        success=not worse, message=msg3, nfev=pol.nfev, time_s=run.timing["stage3_s"], notes=tuple(moved),
+    ))
     return out
 
 
-def _joint_cost(data: JointData, values: Mapping[str, float], offsets: FloatArray) -> float:
-    r, _ = joint.evaluate(data, values, offsets, jacobian=False)
-    return 0.5 * float(r @ r)
-
-
-def _curve_jacobian(points: Sequence[Plateau], values: Mapping[str, float], cov_names: Sequence[str],
-                    curve: CurveFit, *, model_names: Sequence[str]) -> FloatArray:
-    """Normalised plateau residual's Jacobian w.r.t. ``model_names`` (zero for the stage-2 parameters)."""
-    v = np.array([p.velocity for p in points])
-    w = curve_weights(points, values, curve)
-    J = np.zeros((v.size, len(model_names)))
-    for i, n in enumerate(model_names):
-        if n not in cov_names:
-            continue
-        h = 1e-6 * max(abs(values[n]), 1e-12)
-        vp, vm = dict(values), dict(values)
-        vp[n] += h
-        vm[n] -= h
-        J[:, i] = w * (curve_force("stribeck", vp, v) - curve_force("stribeck", vm, v)) / (2 * h)
-    return J
-
-
-def curve_weights(points: Sequence[Plateau], values: Mapping[str, float], curve: CurveFit) -> FloatArray:
-    """1/(effective standard error) of each plateau point, scaled so that stage 1's χ²/dof is one."""
-    v = np.array([p.velocity for p in points])
-    sv = np.array([p.velocity_se for p in points])
-    sf = np.array([p.force_se for p in points])
-    h = np.maximum(np.abs(v) * 1e-6, 1e-300)
-    slope = (curve_force("stribeck", values, v + h) - curve_force("stribeck", values, v - h)) / (2 * h)
-    s = np.sqrt(sf**2 + (slope * sv) ** 2)
-    s2 = curve.chi2 / curve.dof if curve.dof > 0 else 1.0
-    return np.asarray(1.0 / (np.maximum(s, 1e-300) * math.sqrt(max(s2, 1e-300))))
-
-
-def _scan_start(data: JointData, values: Mapping[str, float], free: Sequence[str]) -> dict[str, float]:
-    """Start values of σ0 and σ1 from a coarse scan by simulation (offsets removed by their means).
-
-    σ0 runs over ``k·(0.5, 1, 2, 4, 8, 16, 32, 64)`` (``k`` the spring-damper stiffness) with σ1 set for a
-    bristle damping ratio of 0.5; then, at the best σ0, the damping ratio over (0.1, 0.25, 0.5, 1, 2).
-    The spring-damper start itself is a candidate too. Fixed parameters are not scanned.
-    """
-    m = float(values["m0"])
-    s2 = float(values["sigma2"])
-
-    def cost(trial: Mapping[str, float]) -> float:
-        r, _ = joint.evaluate(data, trial, np.zeros(len(data.records)), jacobian=False)
-        if not np.all(np.isfinite(r)):
-            return math.inf
-        total, row = 0.0, 0
-        for rec in data.records:
-            part = r[row:row + rec.n]
-            row += rec.n
-            total += float(np.sum((part - part.mean()) ** 2))
-        return total
-
-    def damped(sigma0: float, zeta: float) -> float:
-        return max(2.0 * zeta * math.sqrt(sigma0 * m) - s2, 1e-6 * math.sqrt(sigma0 * m))
-
-    best = dict(values)
-    best_cost = cost(best)
-    k_lin = float(values["sigma0"])
-    if "sigma0" in free:
-        for mult in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0):
-            trial = dict(values, sigma0=k_lin * mult)
-            if "sigma1" in free:
-                trial["sigma1"] = damped(trial["sigma0"], 0.5)
-            c = cost(trial)
-            if c < best_cost:
-                best, best_cost = trial, c
-    if "sigma1" in free:
-        base = dict(best)
-        for zeta in (0.1, 0.25, 0.5, 1.0, 2.0):
-            trial = dict(base, sigma1=damped(base["sigma0"], zeta))
-            c = cost(trial)
-            if c < best_cost:
-                best, best_cost = trial, c
-    return {n: float(best[n]) for n in ("sigma0", "sigma1") if n in free}
-
-
-def _verdict(pre: Sequence[PreslidingFit], curves: Mapping[str, CurveFit], values: Mapping[str, float]
-             ) -> tuple[str, dict[str, object]]:
-    """Static or dynamic? Pre-sliding motion below breakaway is what no static model produces."""
-    fs = float(values["Fs"])
-    evidence: dict[str, object] = {}
-    parts = []
-    aic = {k: c.aic for k, c in curves.items() if c.success}
-    if aic:
-        best = min(aic, key=lambda k: aic[k])
-        evidence["best_static_curve"] = best
-        evidence["aic"] = aic
-        if "coulomb-viscous" in aic and "stribeck" in aic and aic["stribeck"] + 10 < aic["coulomb-viscous"]:
-            parts.append(f"the steady curve has a Stribeck dip (friction falls from Fs = {fs:.4g} N to "
-                         f"Fc = {values['Fc']:.4g} N as speed rises): Coulomb + viscous does not fit it "
-                         f"(AIC {aic['coulomb-viscous']:.1f} vs {aic['stribeck']:.1f})")
-    dynamic = False
-    for p in pre:
-        noise = float(np.sqrt(np.mean((p.x - p.x_sim) ** 2)))
-        ptp = float(np.ptp(p.x))
-        evidence[f"{p.record}"] = {"displacement_ptp_m": ptp, "max_force_n": p.max_force, "residual_rms_m": noise,
-                                   "lugre_nrmse": p.nrmse, "static_nrmse": 1.0}
-        if p.max_force < fs and ptp > 10 * noise:
-            dynamic = True
-            parts.append(
-                f"in {p.record}, the axis moves {1e6 * ptp:.3g} µm peak to peak while the force stays below "
-                f"breakaway ({p.max_force:.3g} N < Fs = {fs:.3g} N); a static model sticks there (0 µm, "
-                f"error 100 % of the motion), LuGre's bristles reproduce it to {100 * p.nrmse:.2g} %")
-        elif p.max_force >= fs:
-            parts.append(f"{p.record} reaches the breakaway force ({p.max_force:.3g} N ≥ Fs = {fs:.3g} N): "
-                         "it includes gross sliding, not only pre-sliding")
-    head = ("Dynamic model needed: pre-sliding displacement that a static friction model cannot produce."
-            if dynamic else
-            "No pre-sliding motion above the noise: a static friction model (the fitted curve) may suffice.")
-    evidence["dynamic_needed"] = dynamic
-    return head + (" Evidence: " + "; ".join(parts) + "." if parts else ""), evidence
-
-
-def _failed(model: TermModel, stages: Sequence[Stage], detections: tuple[PlateauDetection, ...],
-            curves: Mapping[str, CurveFit], warnings: Sequence[str], timing: Mapping[str, float],
-            opts: FrictionOptions, message: str, values: Mapping[str, float] | None = None) -> FrictionResult:
-    vals = dict(values or {p.name: p.value for p in model.default_parameters()})
-    defaults = {p.name: p for p in model.default_parameters()}
-    est = tuple(ParameterEstimate(name=n, value=float(vals.get(n, defaults[n].value)), stderr=math.nan,
-                                  ci=(math.nan, math.nan), unit=defaults[n].unit, vary=False, lower=defaults[n].lower,
-                                  upper=defaults[n].upper, flags=("not_estimated",), notes=())
-                for n in model.param_names)
-    return FrictionResult(success=False, message=message, model=model, estimates=est, stages=tuple(stages),
-                          plateaus=detections, curves=curves, presliding=(), verdict="", evidence={},
-                          correlation=np.zeros((0, 0)), correlation_names=(), condition_number=math.nan,
-                          warnings=tuple(warnings), timing=dict(timing), confidence=opts.confidence)
+def _polish_notes(names: Sequence[str], before: Mapping[str, float], after: Mapping[str, float],
+                  se_before: FloatArray, se_after: FloatArray) -> list[str]:
+    """How far the polish moved each parameter, in staged standard errors, and what it did to its uncertainty."""
+    moved = []
+    for i, n in enumerate(names):
+        shift = (after[n] - before[n]) / se_before[i] if se_before[i] > 0 else 0.0
+        gain = se_after[i] / se_before[i] if se_before[i] > 0 else 1.0
+        if abs(shift) < 0.1 and gain > 0.9:
+            moved.append(f"{n}: not moved (shift {shift:+.2f} σ, uncertainty ×{gain:.2f}): the joint data "
+                         "hold no further information on it")
+        else:
+            moved.append(f"{n}: moved {shift:+.2f} staged σ, uncertainty ×{gain:.2f}")
+    return moved
 
 
 def parameter_set(result: FrictionResult) -> ParameterSet:
