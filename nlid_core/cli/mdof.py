@@ -173,7 +173,8 @@ def _fit_dict(fit: Any) -> dict[str, Any]:
     return {
         "success": fit.success, "message": fit.message, "free": list(fit.free), "records": list(fit.records),
         "condition_number_scaled": finite_or_none(fit.condition), "weakest_direction": fit.weakest,
-        "undetermined": list(fit.undetermined), "elapsed_s": fit.elapsed_s, "iterations": fit.iterations,
+        "undetermined": list(fit.undetermined), "misfit": list(fit.misfit), "elapsed_s": fit.elapsed_s,
+        "iterations": fit.iterations,
         "nfev": fit.nfev, "cost": finite_or_none(fit.cost), "reduced_chi2": finite_or_none(fit.s2),
         "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.ci[0]), finite_or_none(e.ci[1])],
                                "unit": e.unit} for e in fit.estimates if e.vary},
@@ -297,7 +298,10 @@ def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any
                                       fs=args.fs, rows=args.validate_rows)
             validations.append(validate_record(model, from_record(model, rec, held=held.get(rec.name, ())),
                                                staged.parameters))
-    return (0 if staged.success else 1), format_staged(model, staged, validations), result_dict(model, staged, validations)
+    # a final fit that does not reproduce its records is not a success, whatever the solver said
+    reproduced = staged.final is None or not staged.final.misfit
+    return ((0 if staged.success and reproduced else 1), format_staged(model, staged, validations),
+            result_dict(model, staged, validations))
 
 
 def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarray]]:

@@ -58,6 +58,9 @@ FloatArray = NDArray[np.float64]
 
 #: Reduced χ² (first-pass weights) at the end of a direct fit above which it is tried again over growing horizons.
 FAR_END = 3.0
+#: A dynamic channel whose residual rms is above this many times its noise floor (the model file's noise, else the
+#: spectral floor of the channel: :func:`noise_level`) is not reproduced by the model: the fit says so.
+MISFIT_RATIO = 5.0
 #: Shortest leading part of a record fitted on its own (samples).
 MIN_HORIZON = 400
 #: Records fitted side by side at most (threads; the compiled simulator releases the GIL).
@@ -259,8 +262,9 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     longest = max((r.n for r in records if not r.static), default=0)
     fractions = [h for h in horizons if 0 < h < 1 and h * longest >= MIN_HORIZON]
     if not fractions or not free:
-        return _fit_once(model, records, params, free, max_iterations=max_iterations, reweight=reweight, sigmas=sigmas,
-                         screen=screen, screen_tol=screen_tol, combine=combine, inits=None, progress=progress, stage=stage)
+        return _with_misfit(model, records, _fit_once(
+            model, records, params, free, max_iterations=max_iterations, reweight=reweight, sigmas=sigmas,
+            screen=screen, screen_tol=screen_tol, combine=combine, inits=None, progress=progress, stage=stage))
     sig0 = dict(sigmas or {})
     if not sig0:
         for r in records:
@@ -292,8 +296,26 @@ def fit_records(model: MdofModel, records: Sequence[MdofRecord], params: Paramet
     total = final.iterations + best.iterations
     message = final.message + (f" (a last pass after a first one of {best.iterations}: {total} in all)"
                                if best.iterations else "")
-    return replace(final, iterations=total, nfev=final.nfev + best.nfev, message=message,
-                   elapsed_s=time.perf_counter() - t_total)
+    return _with_misfit(model, records, replace(final, iterations=total, nfev=final.nfev + best.nfev, message=message,
+                                                elapsed_s=time.perf_counter() - t_total))
+
+
+def _with_misfit(model: MdofModel, records: Sequence[MdofRecord], fit: MdofFit) -> MdofFit:
+    """The fit with a line per dynamic channel whose residual is above ``MISFIT_RATIO`` times its noise floor."""
+    if not fit.success:
+        return fit
+    floors = {r.name: dict(zip(r.output_names, _first_sigma(model, r), strict=True)) for r in records if not r.static}
+    lines = []
+    for c in fit.channels:
+        floor = floors.get(c.record, {}).get(c.output)
+        if floor and math.isfinite(c.rmse) and c.rmse > MISFIT_RATIO * floor:
+            lines.append(f"record `{c.record}`, {c.output}: residual rms {c.rmse:.3g}, {c.rmse / floor:.0f}× its noise"
+                         f" floor {floor:.3g}")
+    if not lines:
+        return fit
+    return replace(fit, misfit=tuple(lines), message=fit.message + "; the model does not reproduce "
+                   + "; ".join(lines) + " (a local minimum, a missing term or an input the model does not see): the"
+                   " intervals, computed as if the residual were noise, are not to be trusted")
 
 
 def _fit_once(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet, free: Sequence[str], *,

@@ -73,6 +73,10 @@ class MdofFit:
         Parameters held at their start values because the records cannot determine them.
     combined : tuple of str
         Parameters the records determine only in combination with others (``combine=True``).
+    misfit : tuple of str
+        A line per dynamic record and channel whose residual is far above its noise floor
+        (:data:`nlid_core.mdof.fit.MISFIT_RATIO`): the model does not reproduce it, and the intervals, computed
+        as if the residual were noise, are not to be trusted.
     """
 
     success: bool
@@ -95,6 +99,7 @@ class MdofFit:
     elapsed_s: float = 0.0
     undetermined: tuple[str, ...] = ()
     combined: tuple[str, ...] = ()
+    misfit: tuple[str, ...] = ()
 
     def estimate(self, name: str) -> ParameterEstimate:
         """The estimate of one parameter by name."""

@@ -237,6 +237,9 @@ def dump_plan(plan: StagePlan) -> str:
 def _trust(fit: MdofFit) -> str:
     if not fit.success:
         return f"failed ({fit.message}); later stages start from the values before it"
+    if fit.misfit:
+        return (f"not reproduced: {'; '.join(fit.misfit)}; these estimates and intervals do not describe the records"
+                " (a local minimum, a missing term or an unseen input)")
     worst = max((e for e in fit.estimates if e.vary), key=lambda e: e.rel_stderr if math.isfinite(e.rel_stderr) else math.inf,
                 default=None)
     if worst is None:
