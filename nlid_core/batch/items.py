@@ -16,7 +16,8 @@ from numpy.typing import NDArray
 
 from ..errors import DataValidationError, ModelSpecError, SimulationError
 from ..jsonsafe import finite_or_none
-from .spec import BatchSpec, MonteCarloSpec, Variant, _build_model, variant_parameters
+from .spec import BatchSpec, MonteCarloSpec
+from .variants import Variant, _build_model, variant_parameters
 
 if TYPE_CHECKING:
     from ..record import Record
