@@ -12,7 +12,8 @@ import pandas as pd
 from nlid_core.quantity import quantity
 from nlid_core.store import db
 from nlid_core.store import studies as saved
-from .studies import COMPARE_DEFAULT, COMPARE_PICK_ABOVE, _saved_validations, call
+from .run_docs import _saved_validations
+from .studies import COMPARE_DEFAULT, COMPARE_PICK_ABOVE, call
 
 __all__ = ["Comparison", "study_runs", "default_compared", "compare", "run_scores",
            "compare_display", "parameter_series"]
