@@ -50,6 +50,28 @@ def truth_cycle() -> StickSlipResult:
 
 
 # --------------------------------------------------------------------------------- stribeck term
+def test_the_steady_curve_is_the_lugre_terms_force_at_its_steady_state() -> None:
+    """friction's steady law (``curve_force("stribeck")``, ``steady_friction``) against the ``lugre`` term's own
+    text: its force with the bristle state at the term's steady value and ż = 0 (sympy, exact)."""
+    from nlid_core.friction.steady import curve_force
+    from nlid_core.terms.registry import get_term
+
+    term = get_term("lugre")
+    sym = term.symbolic
+    named = {str(x): x for x in sym["force"].free_symbols}  # the term's own symbols (with their assumptions)
+    z, v_s = named["z"], named["v"]
+    force = sym["force"].subs(z, sym["steady"][0])
+    values = {**TRUTH, "sigma2": 0.4}
+    subs = {named[n]: values[n] for n in term.param_names}
+    # in steady sliding ż = 0: the σ1·ż part of the force vanishes with the state rate
+    rate = sym["rates"][0].subs(z, sym["steady"][0])
+    for v in (-2e-2, -1e-3, 1e-4, 1e-3, 5e-3):
+        assert abs(float(rate.subs({**subs, v_s: v}))) < 1e-12
+        want = float(force.subs({**subs, v_s: v}))
+        assert curve_force("stribeck", values, np.array([v]))[0] == pytest.approx(want, rel=1e-12)
+        assert float(fx.steady_friction(values, v)) == pytest.approx(want, rel=1e-12)
+
+
 def test_stribeck_term_force_is_the_smoothed_steady_curve() -> None:
     model = TermModel("m0,c1,stribeck", ModelSettings(v_eps=1e-6))
     theta = model.default_parameters({"m0": 1.0, "c1": 0.4, "Fc": 1.0, "Fs": 1.5, "vs": 1e-3}).values

@@ -18,6 +18,7 @@ from ..errors import ModelSpecError, SimulationError
 from ..models import TermModel
 from ..record import Record, from_arrays
 from ..terms.registry import get_term
+from .steady import curve_force
 
 FloatArray = NDArray[np.float64]
 
@@ -182,7 +183,9 @@ def _bristle_ratio(z: FloatArray, truth: Mapping[str, float]) -> float:
 
 
 def steady_friction(params: Mapping[str, float], v: FloatArray | float) -> FloatArray:
-    """The LuGre steady friction curve ``F_ss(v) = sign(v)·g(v) + σ2·v`` (N).
+    """The LuGre steady friction curve ``F_ss(v) = sign(v)·g(v) + σ2·v`` (N): the ``stribeck`` curve of
+    :func:`nlid_core.friction.steady.curve_force` (``tests/test_friction_experiments.py`` holds it equal to the
+    ``lugre`` term's force with its state at the term's steady value).
 
     Parameters
     ----------
@@ -191,9 +194,7 @@ def steady_friction(params: Mapping[str, float], v: FloatArray | float) -> Float
     v : float or ndarray, m/s
         Sliding velocity.
     """
-    vv = np.asarray(v, dtype=np.float64)
-    g = params["Fc"] + (params["Fs"] - params["Fc"]) * np.exp(-((vv / params["vs"]) ** 2))
-    return np.asarray(np.sign(vv) * g + params["sigma2"] * vv, dtype=np.float64)
+    return np.asarray(curve_force("stribeck", params, np.asarray(v, dtype=np.float64)), dtype=np.float64)
 
 
 def _max_weakening_slope(params: Mapping[str, float]) -> float:
