@@ -152,87 +152,31 @@ def _identify(
 
     opts = options or FitOptions()
     model = terms if isinstance(terms, TermModel) else TermModel(terms)
-    recs = _check_records(records)
+    recs: Sequence[Record] = _check_records(records)
     compile_s = warm_up() + _warm_linear_algebra() + model.compile() + _warm_equation_error(model, recs)
     t_start = time.perf_counter()
-    ee_s = oe_s = start_s = 0.0
+    spent = {"ee": 0.0, "oe": 0.0}
     stages: dict[str, Mapping[str, float]] = {}
     warns: list[str] = []
     if progress:
         progress("equation-error", 0.0, "equation error")
     if opts.method == "equation-error":
-        res = equation_error(recs, model, params, opts)
-        ee_s = res.timing["equation_error_s"]
-        final = res
+        final = equation_error(recs, model, params, opts)
+        spent["ee"] = final.timing["equation_error_s"]
     else:
         model.require_simulable()
-        start_params = _params_for(model, recs, params)
         user_start = params is not None and opts.method == "output-error"
-        if not user_start:
-            ee = equation_error(recs, model, start_params, opts, diagnostics=False)  # only its values are used
-            ee_s = ee.timing["equation_error_s"]
-            stages["equation-error"] = ee.values
-            start_params = ee.parameters
-            start_params = positive_mass(start_params, model, recs)  # the bounded solve may put m0 on its bound 0
-            if grid_parameters(model, start_params):  # state-carrying terms at neutral defaults: search their starts
-                if progress:
-                    progress("hysteretic-start", 0.0, "start values of the state-carrying terms")
-                found = hysteretic_start(recs, model, start_params, opts)
-                start_s = found.seconds
-                stages["hysteretic-start"] = found.parameters.as_dict()
-                start_params = found.parameters
-                recs = found.records  # with derived velocity: the simulators' substeps follow its range
-                if not found.success:
-                    warns.append(f"start values of the state-carrying terms: {found.message}")
+        start_params, recs = _output_error_start(recs, model, _params_for(model, recs, params), opts, progress,
+                                                 user_start, spent, stages, warns)
         if progress:
             progress("output-error", 0.0, "output error")
-        # the fit's first simulation checks its start; one that does not simulate well enough gets the
-        # segmented start first (see _robust_start)
-        seg_s = 0.0
-        try:
-            final = output_error(recs, model, start_params, opts, progress=progress,
-                                 start_nrmse_limit=robust_start.GOOD_START_NRMSE)
-        except PoorStart as poor:
-            seg_params, seg_note, seg_s = _robust_start(
-                recs, model, start_params, opts, progress, before=poor.nrmse,
-                start_label="the given start values" if user_start else "the equation-error estimate")
-            seg_s += poor.seconds
-            if seg_params is not start_params:
-                stages["segmented-output-error"] = seg_params.as_dict()
-                start_params = seg_params
-            if seg_note:
-                warns.append(seg_note)
-            final = output_error(recs, model, start_params, opts, progress=progress)
-        oe_s = final.timing["output_error_s"] + seg_s + start_s
-        if not final.success and not user_start and final.nfev == 0:
-            # the equation-error start diverges: retry from its linear part
-            lin = {n: 0.0 for n in _nonlinear_coefficients(model) if n in start_params.names and start_params[n].vary}
-            if lin:
-                retry_params = start_params.with_values(lin, clip=True)
-                retry = output_error(recs, model, retry_params, opts, progress=progress)
-                oe_s += retry.timing["output_error_s"]
-                if retry.success:
-                    warns.append(f"the equation-error start could not be simulated ({final.message}); "
-                                 "output error was started from its linear part instead")
-                    final = retry
-        elif not final.success and user_start and final.nfev == 0 and model.linear_mask.any():
-            # the given start cannot be simulated: take the automatic initial guess (the equation-error estimate,
-            # with the given bounds and fixed values) rather than stop
-            try:
-                guess = equation_error(recs, model, start_params, opts, diagnostics=False)
-            except NlidError:
-                guess = None
-            if guess is not None and guess.success:
-                ee_s += guess.timing["equation_error_s"]
-                retry = output_error(recs, model, positive_mass(guess.parameters, model, recs), opts, progress=progress)
-                oe_s += retry.timing["output_error_s"]
-                if retry.success:
-                    stages["equation-error"] = guess.values
-                    detail = final.message.removeprefix("the start values cannot be simulated: ")
-                    warns.append(f"the given start values could not be simulated ({detail}); output error"
-                                 " was started from the automatic initial guess (the equation-error estimate) instead")
-                    final = retry
+        final, start_params = _output_error_from(recs, model, start_params, opts, progress, user_start, spent, stages,
+                                                 warns)
+        if not final.success and final.nfev == 0:
+            final = _unsimulable_start(recs, model, start_params, opts, progress, user_start, final, spent, stages,
+                                       warns)
         stages["output-error"] = final.values
+    ee_s, oe_s = spent["ee"], spent["oe"]
     total = time.perf_counter() - t_start
     if progress:
         progress("done", 1.0, final.message)
@@ -256,6 +200,99 @@ def _identify(
         warnings=tuple(warns) + final.warnings,
         options=opts,
     )
+
+
+def _output_error_start(recs: Sequence[Record], model: TermModel, start_params: ParameterSet, opts: FitOptions,
+                        progress: ProgressFn | None, user_start: bool, spent: dict[str, float],
+                        stages: dict[str, Mapping[str, float]], warns: list[str]
+                        ) -> tuple[ParameterSet, Sequence[Record]]:
+    """The start of output error: the given values (method output-error with parameters), else the equation-error
+    estimate, with the hysteretic search for the starts of state-carrying terms; the records (with derived
+    velocity after that search)."""
+    from . import equation_error  # looked up on the package at call time: a wrapper installed there is used
+
+    if user_start:
+        return start_params, recs
+    ee = equation_error(recs, model, start_params, opts, diagnostics=False)  # only its values are used
+    spent["ee"] = ee.timing["equation_error_s"]
+    stages["equation-error"] = ee.values
+    start_params = positive_mass(ee.parameters, model, recs)  # the bounded solve may put m0 on its bound 0
+    if grid_parameters(model, start_params):  # state-carrying terms at neutral defaults: search their starts
+        if progress:
+            progress("hysteretic-start", 0.0, "start values of the state-carrying terms")
+        found = hysteretic_start(recs, model, start_params, opts)
+        spent["start"] = found.seconds
+        stages["hysteretic-start"] = found.parameters.as_dict()
+        start_params = found.parameters
+        recs = found.records  # with derived velocity: the simulators' substeps follow its range
+        if not found.success:
+            warns.append(f"start values of the state-carrying terms: {found.message}")
+    return start_params, recs
+
+
+def _output_error_from(recs: Sequence[Record], model: TermModel, start_params: ParameterSet, opts: FitOptions,
+                       progress: ProgressFn | None, user_start: bool, spent: dict[str, float],
+                       stages: dict[str, Mapping[str, float]], warns: list[str]) -> tuple[FitResult, ParameterSet]:
+    """Output error from ``start_params``; the fit's first simulation checks its start, and one that does not
+    simulate well enough gets the segmented start first (see :func:`_robust_start`). Returns the fit and the
+    start it used."""
+    seg_s = 0.0
+    try:
+        final = output_error(recs, model, start_params, opts, progress=progress,
+                             start_nrmse_limit=robust_start.GOOD_START_NRMSE)
+    except PoorStart as poor:
+        seg_params, seg_note, seg_s = _robust_start(
+            recs, model, start_params, opts, progress, before=poor.nrmse,
+            start_label="the given start values" if user_start else "the equation-error estimate")
+        seg_s += poor.seconds
+        if seg_params is not start_params:
+            stages["segmented-output-error"] = seg_params.as_dict()
+            start_params = seg_params
+        if seg_note:
+            warns.append(seg_note)
+        final = output_error(recs, model, start_params, opts, progress=progress)
+    spent["oe"] = final.timing["output_error_s"] + seg_s + spent.get("start", 0.0)
+    return final, start_params
+
+
+def _unsimulable_start(recs: Sequence[Record], model: TermModel, start_params: ParameterSet, opts: FitOptions,
+                       progress: ProgressFn | None, user_start: bool, final: FitResult, spent: dict[str, float],
+                       stages: dict[str, Mapping[str, float]], warns: list[str]) -> FitResult:
+    """A start that could not be simulated at all: from the equation-error estimate's linear part (an automatic
+    start), or from the automatic initial guess (a given start); ``final`` when that does not work either."""
+    from . import equation_error
+
+    if not user_start:
+        # the equation-error start diverges: retry from its linear part
+        lin = {n: 0.0 for n in _nonlinear_coefficients(model) if n in start_params.names and start_params[n].vary}
+        if lin:
+            retry = output_error(recs, model, start_params.with_values(lin, clip=True), opts, progress=progress)
+            spent["oe"] += retry.timing["output_error_s"]
+            if retry.success:
+                warns.append(f"the equation-error start could not be simulated ({final.message}); "
+                             "output error was started from its linear part instead")
+                return retry
+        return final
+    if not model.linear_mask.any():
+        return final
+    # the given start cannot be simulated: take the automatic initial guess (the equation-error estimate,
+    # with the given bounds and fixed values) rather than stop
+    try:
+        guess = equation_error(recs, model, start_params, opts, diagnostics=False)
+    except NlidError:
+        return final
+    if not guess.success:
+        return final
+    spent["ee"] += guess.timing["equation_error_s"]
+    retry = output_error(recs, model, positive_mass(guess.parameters, model, recs), opts, progress=progress)
+    spent["oe"] += retry.timing["output_error_s"]
+    if not retry.success:
+        return final
+    stages["equation-error"] = guess.values
+    detail = final.message.removeprefix("the start values cannot be simulated: ")
+    warns.append(f"the given start values could not be simulated ({detail}); output error was started from the"
+                 " automatic initial guess (the equation-error estimate) instead")
+    return retry
 
 
 def _nonlinear_coefficients(model: TermModel) -> tuple[str, ...]:
