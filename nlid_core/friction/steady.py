@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from numpy.typing import NDArray
 from scipy.optimize import least_squares
 
 from ..errors import ModelSpecError
+from ..identifiability import uncertainty_from_jacobian
 from ..jsonsafe import finite_or_none
 from ..params import FloatArray
 from .plateaus import Plateau
@@ -199,93 +200,14 @@ def fit_curve(name: str, plateaus: Sequence[Plateau], *, fixed: Mapping[str, flo
                         ci=np.full((p, 2), math.nan), covariance=np.full((p, p), math.nan), chi2=math.nan, dof=0,
                         rms_n=math.nan, aic=math.nan, nfev=0, confidence=confidence,
                         message=f"{v.size} plateau points cannot determine the {p} parameters of `{name}`")
-    # positive parameters are fitted in logs (Fs − Fc may have either sign; the exponent in [0.2, 5])
-    force_of: Callable[[FloatArray, FloatArray], FloatArray] = lambda th, vv: curve_force(  # noqa: E731
-        name, dict(zip(cm.params, th, strict=True)), vv)
+    force_of: _ForceFn = lambda th, vv: curve_force(name, dict(zip(cm.params, th, strict=True)), vv)  # noqa: E731
     scale_f = float(np.max(np.abs(f))) or 1.0
-
-    def unpack(u: FloatArray) -> FloatArray:
-        th = np.array(u, dtype=np.float64)
-        for i, n in enumerate(cm.params):
-            if n in ("Fc", "Fs", "vs"):
-                th[i] = math.exp(min(float(u[i]), 700.0))
-            elif n == "sigma2":
-                th[i] = u[i] * scale_f / max(float(np.max(np.abs(v))), 1e-300)
-        return th
-
-    def pack(th: FloatArray) -> FloatArray:
-        u = np.array(th, dtype=np.float64)
-        for i, n in enumerate(cm.params):
-            if n in ("Fc", "Fs", "vs"):
-                u[i] = math.log(max(th[i], 1e-300))
-            elif n == "sigma2":
-                u[i] = th[i] / (scale_f / max(float(np.max(np.abs(v))), 1e-300))
-        return u
-
-    def weights(th: FloatArray) -> FloatArray:
-        h = np.maximum(np.abs(v) * 1e-6, 1e-300)
-        slope = (force_of(th, v + h) - force_of(th, v - h)) / (2 * h)
-        s = np.sqrt(sf**2 + (slope * sv) ** 2)
-        return np.asarray(1.0 / np.maximum(s, 1e-12 * scale_f))
-
-    lb = np.full(p, -np.inf)
-    ub = np.full(p, np.inf)
-    for i, n in enumerate(cm.params):
-        if n == "sigma2":
-            lb[i] = 0.0
-        elif n == "ds":
-            lb[i], ub[i] = 0.2, 5.0
-    best = None
-    nfev = 0
-    fix_idx = [i for i, n in enumerate(cm.params) if n in fixed]
-    for th0 in _starts(name, v, f):
-        for i in fix_idx:
-            th0[i] = float(fixed[cm.params[i]])
-        w = weights(th0)
-        for _ in range(3):  # effective-variance weights depend on the slope: iterate them
-            u_all = np.clip(pack(th0), lb + 1e-12, ub - 1e-12)
-
-            def resid(uf: FloatArray, u_all: FloatArray = u_all, w: FloatArray = w) -> FloatArray:
-                u = u_all.copy()
-                u[free] = uf
-                return np.asarray(w * (force_of(unpack(u), v) - f))
-
-            sol = least_squares(resid, u_all[free], bounds=(lb[free], ub[free]), x_scale="jac",
-                                xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=400)
-            nfev += int(sol.nfev)
-            u_all = u_all.copy()
-            u_all[free] = sol.x
-            th0 = unpack(u_all)
-            for i in fix_idx:
-                th0[i] = float(fixed[cm.params[i]])
-            w = weights(th0)
-        cost = float(np.sum((w * (force_of(th0, v) - f)) ** 2))
-        if best is None or cost < best[0]:
-            best = (cost, th0, w)
-    assert best is not None
-    chi2, theta, w = best
-    # covariance in the natural parameters from the Jacobian by central differences
-    J = np.zeros((v.size, p))
-    vmax = max(float(np.max(np.abs(v))), 1e-300)
-    typical = {"Fc": scale_f, "Fs": scale_f, "vs": vmax, "sigma2": scale_f / vmax, "ds": 1.0}
-    for i in (int(j) for j in np.flatnonzero(free)):
-        # steps relative to the value, or to the parameter's natural scale when the value is ~0 (a bound)
-        h = 1e-6 * max(abs(theta[i]), 1e-3 * typical[cm.params[i]])
-        tp, tm = theta.copy(), theta.copy()
-        tp[i] += h
-        tm[i] -= h
-        J[:, i] = w * (force_of(tp, v) - force_of(tm, v)) / (2 * h)
+    points = _Points(v=v, f=f, sv=sv, sf=sf, scale_f=scale_f)
+    chi2, theta, w, nfev = _multistart(name, cm.params, points, force_of, free, fixed)
     dof = v.size - pf
     s2 = chi2 / dof if dof > 0 else math.nan
-    cov = np.zeros((p, p))
-    Jf = J[:, free]
-    try:
-        cov[np.ix_(free, free)] = s2 * np.linalg.inv(Jf.T @ Jf)
-    except np.linalg.LinAlgError:
-        cov[np.ix_(free, free)] = math.inf
-    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    q = float(stats.t.ppf(0.5 + confidence / 2, dof)) if dof > 0 else math.inf
-    ci = np.column_stack([theta - q * se, theta + q * se])
+    cov, se, half = _curve_covariance(cm.params, points, force_of, theta, w, free, s2, dof, confidence)
+    ci = np.column_stack([theta - half, theta + half])
     rms_n = float(np.sqrt(np.mean((force_of(theta, v) - f) ** 2)))
     aic = v.size * math.log(max(chi2 / v.size, 1e-300)) + 2 * pf
     ok = bool(np.all(np.isfinite(se)))
@@ -293,6 +215,118 @@ def fit_curve(name: str, plateaus: Sequence[Plateau], *, fixed: Mapping[str, flo
            f"`{name}`: the plateau points do not determine every parameter (singular curvature)")
     return CurveFit(success=ok, message=msg, curve=name, names=cm.params, units=cm.units, values=theta, stderr=se,
                     ci=ci, covariance=cov, chi2=chi2, dof=dof, rms_n=rms_n, aic=aic, nfev=nfev, confidence=confidence)
+
+
+_ForceFn = Callable[[FloatArray, FloatArray], FloatArray]
+
+
+@dataclass(frozen=True)
+class _Points:
+    """Plateau points: velocities and forces with their standard errors, and the force scale."""
+
+    v: FloatArray
+    f: FloatArray
+    sv: FloatArray
+    sf: FloatArray
+    scale_f: float
+
+    @property
+    def vmax(self) -> float:
+        return max(float(np.max(np.abs(self.v))), 1e-300)
+
+    def weights(self, force_of: _ForceFn, th: FloatArray) -> FloatArray:
+        """Effective-variance weights ``1/√(se(F)² + (F'(v)·se(v))²)`` at the parameters ``th``."""
+        h = np.maximum(np.abs(self.v) * 1e-6, 1e-300)
+        slope = (force_of(th, self.v + h) - force_of(th, self.v - h)) / (2 * h)
+        s = np.sqrt(self.sf**2 + (slope * self.sv) ** 2)
+        return np.asarray(1.0 / np.maximum(s, 1e-12 * self.scale_f))
+
+    def unpack(self, params: Sequence[str], u: FloatArray) -> FloatArray:
+        """Natural parameters from the fitted ones (positive ones in logs, σ2 over the force per velocity)."""
+        th = np.array(u, dtype=np.float64)
+        for i, n in enumerate(params):
+            if n in ("Fc", "Fs", "vs"):
+                th[i] = math.exp(min(float(u[i]), 700.0))
+            elif n == "sigma2":
+                th[i] = u[i] * self.scale_f / self.vmax
+        return th
+
+    def pack(self, params: Sequence[str], th: FloatArray) -> FloatArray:
+        """The inverse of :meth:`unpack`."""
+        u = np.array(th, dtype=np.float64)
+        for i, n in enumerate(params):
+            if n in ("Fc", "Fs", "vs"):
+                u[i] = math.log(max(th[i], 1e-300))
+            elif n == "sigma2":
+                u[i] = th[i] / (self.scale_f / self.vmax)
+        return u
+
+
+def _multistart(name: str, params: Sequence[str], pts: _Points, force_of: _ForceFn, free: NDArray[np.bool_],
+                fixed: Mapping[str, float]) -> tuple[float, FloatArray, FloatArray, int]:
+    """Bounded weighted least squares from every start of :func:`_starts` (positive parameters in logs, Fs − Fc
+    of either sign, the exponent in [0.2, 5]); the effective-variance weights are iterated with the slope.
+    Returns the best χ², parameters, weights and the evaluations used."""
+    lb = np.full(len(params), -np.inf)
+    ub = np.full(len(params), np.inf)
+    for i, n in enumerate(params):
+        if n == "sigma2":
+            lb[i] = 0.0
+        elif n == "ds":
+            lb[i], ub[i] = 0.2, 5.0
+    best = None
+    nfev = 0
+    fix_idx = [i for i, n in enumerate(params) if n in fixed]
+    for th0 in _starts(name, pts.v, pts.f):
+        for i in fix_idx:
+            th0[i] = float(fixed[params[i]])
+        w = pts.weights(force_of, th0)
+        for _ in range(3):  # effective-variance weights depend on the slope: iterate them
+            u_all = np.clip(pts.pack(params, th0), lb + 1e-12, ub - 1e-12)
+
+            def resid(uf: FloatArray, u_all: FloatArray = u_all, w: FloatArray = w) -> FloatArray:
+                u = u_all.copy()
+                u[free] = uf
+                return np.asarray(w * (force_of(pts.unpack(params, u), pts.v) - pts.f))
+
+            sol = least_squares(resid, u_all[free], bounds=(lb[free], ub[free]), x_scale="jac",
+                                xtol=1e-12, ftol=1e-12, gtol=1e-12, max_nfev=400)
+            nfev += int(sol.nfev)
+            u_all = u_all.copy()
+            u_all[free] = sol.x
+            th0 = pts.unpack(params, u_all)
+            for i in fix_idx:
+                th0[i] = float(fixed[params[i]])
+            w = pts.weights(force_of, th0)
+        cost = float(np.sum((w * (force_of(th0, pts.v) - pts.f)) ** 2))
+        if best is None or cost < best[0]:
+            best = (cost, th0, w)
+    assert best is not None
+    return best[0], best[1], best[2], nfev
+
+
+def _curve_covariance(params: Sequence[str], pts: _Points, force_of: _ForceFn, theta: FloatArray, w: FloatArray,
+                      free: NDArray[np.bool_], s2: float, dof: int, confidence: float
+                      ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Covariance (fixed parameters: zero), standard errors and interval half-widths in the natural parameters,
+    from the Jacobian by central differences, through the one uncertainty path (``s2·(JᵀJ)⁻¹``)."""
+    p = len(params)
+    J = np.zeros((pts.v.size, p))
+    typical = {"Fc": pts.scale_f, "Fs": pts.scale_f, "vs": pts.vmax, "sigma2": pts.scale_f / pts.vmax, "ds": 1.0}
+    for i in (int(j) for j in np.flatnonzero(free)):
+        # steps relative to the value, or to the parameter's natural scale when the value is ~0 (a bound)
+        h = 1e-6 * max(abs(theta[i]), 1e-3 * typical[params[i]])
+        tp, tm = theta.copy(), theta.copy()
+        tp[i] += h
+        tm[i] -= h
+        J[:, i] = w * (force_of(tp, pts.v) - force_of(tm, pts.v)) / (2 * h)
+    unc = uncertainty_from_jacobian(J[:, free], np.zeros(pts.v.size), [n for n, k in zip(params, free) if k],
+                                    sigma2=s2, dof=dof, confidence=confidence, rank_rtol=1e-14)
+    cov = np.zeros((p, p))
+    cov[np.ix_(free, free)] = unc.covariance
+    se, half = np.zeros(p), np.zeros(p)
+    se[free], half[free] = unc.stderr, unc.ci_halfwidth
+    return cov, se, half
 
 
 def fit_curves(plateaus: Sequence[Plateau], names: Sequence[str] | None = None, *,

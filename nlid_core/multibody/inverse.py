@@ -299,8 +299,6 @@ def identify_trajectory(t: ArrayLike, x_b: ArrayLike, y_b: ArrayLike, *,
     names, fx = _check_names(free, fixed or {})
     data = np.concatenate([xx, yy])
     t_end = float(tt[-1])
-    runs = 0
-    history: list[float] = []
 
     def say(frac: float, text: str) -> None:
         if progress is not None:
@@ -308,93 +306,120 @@ def identify_trajectory(t: ArrayLike, x_b: ArrayLike, y_b: ArrayLike, *,
         if cancel is not None and cancel():
             raise SimulationError("the fit was cancelled")
 
-    # start values
-    base: dict[str, float] = {"E_ab": spec.e_ab, "E_oa": spec.e_oa}
-    base.update(fx)
-    candidates: list[dict[str, float]] = []
+    base: dict[str, float] = {"E_ab": spec.e_ab, "E_oa": spec.e_oa, **fx}
+    prob = _TrajectoryProblem(names=names, data=data, spec=spec, settings=settings, t_end=t_end, dt_out=dt_out,
+                              say=say)
+    best_c = prob.best_start(_start_candidates(float(xx[0]), float(yy[0]), spec, base, names, start))
+    p0 = np.array([best_c[n] for n in names], dtype=np.float64)
+    if method == "pso":
+        p0, runs_pso, hist = _swarm_start(names, best_c, tt, data, spec, settings, t_end, dt_out, runner, seed,
+                                          say)
+        prob.runs += runs_pso
+        prob.history.extend(hist)
+    prob.around(best_c)
+    if method == "lsq":
+        sol = optimize.least_squares(prob.residual, p0 / prob.scale, jac=prob.jacobian, method="lm", xtol=1e-12,
+                                     ftol=1e-14, gtol=1e-14, max_nfev=60)
+        z = sol.x
+        ok, msg = bool(sol.success), str(sol.message)
+    else:
+        z = p0 / prob.scale
+        ok, msg = True, "particle swarm on the trajectory surrogate, standard errors from the Jacobian at its optimum"
+    final = prob.run_at(z)
+    r = np.concatenate([final.x_b, final.y_b]) - data
+    ests, cond = _estimates(names, z * prob.scale, _jacobian(final, names), r)
+    say(1.0, "done")
+    return DeterministicFit(success=ok, message=msg, method=method, parameters=ests, fixed=fx,
+                            rms_m=float(np.sqrt(np.mean(r**2))), cost=float(r @ r), fitted=final,
+                            forward_runs=prob.runs, elapsed_s=time.perf_counter() - t0,
+                            history=np.asarray(prob.history, dtype=np.float64), condition_number=cond)
+
+
+def _start_candidates(x0: float, y0: float, spec: PendulumSpec, base: Mapping[str, float], names: Sequence[str],
+                      start: Mapping[str, float] | None) -> list[dict[str, float]]:
+    """The given start, else both release configurations that put the tip at its first sample (distinct in the
+    free parameters: a held angle makes the mirror solutions coincide in the free one)."""
     if start:
         for n, v in start.items():
             if n not in PARAMETERS or not math.isfinite(float(v)):
                 raise ModelSpecError(f"`start`: {n!r} = {v!r} is not a known parameter with a finite value")
-        candidates.append({**base, **{n: float(v) for n, v in start.items()}})
-    else:
-        for th1, th2 in start_angles(float(xx[0]), float(yy[0]), spec):
-            c = dict(base)
-            c.setdefault("theta1", th1)
-            c.setdefault("theta2", th2)
-            candidates.append(c)
-        # keep distinct candidates only (a held angle makes the mirror solutions coincide in the free one)
-        uniq: list[dict[str, float]] = []
-        for c in candidates:
-            if not any(all(abs(c[n] - u[n]) < 1e-9 for n in names) for u in uniq):
-                uniq.append(c)
-        candidates = uniq
-    best_c, best_cost = None, math.inf
+        return [{**base, **{n: float(v) for n, v in start.items()}}]
+    candidates = []
+    for th1, th2 in start_angles(x0, y0, spec):
+        c = dict(base)
+        c.setdefault("theta1", th1)
+        c.setdefault("theta2", th2)
+        candidates.append(c)
+    uniq: list[dict[str, float]] = []
     for c in candidates:
-        say(0.02, "checking the start values")
-        run = _run(c, spec, settings, t_end, dt_out, ())
-        runs += 1
-        if run.success:
-            r = np.concatenate([run.x_b, run.y_b]) - data
-            cost = float(r @ r)
-            if cost < best_cost:
-                best_c, best_cost = c, cost
-    if best_c is None:
-        raise SimulationError("the model cannot be simulated from the start values (both release configurations"
-                              " failed); give start values")
-    history.append(best_cost)
-    scale = _scales(names, best_c)
-    p0 = np.array([best_c[n] for n in names], dtype=np.float64)
+        if not any(all(abs(c[n] - u[n]) < 1e-9 for n in names) for u in uniq):
+            uniq.append(c)
+    return uniq
 
-    if method == "pso":
-        p0, runs_pso, hist = _swarm_start(names, best_c, tt, data, spec, settings, t_end, dt_out, runner, seed,
-                                          say)
-        runs += runs_pso
-        history.extend(hist)
 
-    cache: dict[bytes, PendulumRun] = {}
+class _TrajectoryProblem:
+    """The misfit of the tip trajectory as a function of the free parameters over their scales, with the runs
+    counted, the cost history kept and the last run cached (the Jacobian comes with it)."""
 
-    def run_at(z: FloatArray) -> PendulumRun:
-        nonlocal runs
+    def __init__(self, *, names: Sequence[str], data: FloatArray, spec: PendulumSpec, settings: SolverSettings,
+                 t_end: float, dt_out: float, say: Callable[[float, str], None]) -> None:
+        self.names, self.data, self.spec, self.settings = list(names), data, spec, settings
+        self.t_end, self.dt_out, self.say = t_end, dt_out, say
+        self.runs = 0
+        self.history: list[float] = []
+        self.base: dict[str, float] = {}
+        self.scale = np.ones(len(names))
+        self._cache: dict[bytes, PendulumRun] = {}
+
+    def best_start(self, candidates: Sequence[dict[str, float]]) -> dict[str, float]:
+        """The candidate whose run is closest to the data (its cost starts the history)."""
+        best_c, best_cost = None, math.inf
+        for c in candidates:
+            self.say(0.02, "checking the start values")
+            run = _run(c, self.spec, self.settings, self.t_end, self.dt_out, ())
+            self.runs += 1
+            if run.success:
+                r = np.concatenate([run.x_b, run.y_b]) - self.data
+                cost = float(r @ r)
+                if cost < best_cost:
+                    best_c, best_cost = c, cost
+        if best_c is None:
+            raise SimulationError("the model cannot be simulated from the start values (both release configurations"
+                                  " failed); give start values")
+        self.history.append(best_cost)
+        return best_c
+
+    def around(self, base: Mapping[str, float]) -> None:
+        """Evaluate around ``base`` (the held values), the free parameters scaled by their typical sizes."""
+        self.base = dict(base)
+        self.scale = _scales(self.names, self.base)
+
+    def run_at(self, z: FloatArray) -> PendulumRun:
+        """The run at the scaled free parameters ``z`` (with sensitivities; a failure raises)."""
         key = np.asarray(z, dtype=np.float64).tobytes()
-        if key not in cache:
-            vals = dict(best_c)
-            vals.update({n: float(z[i] * scale[i]) for i, n in enumerate(names)})
-            run = _run(vals, spec, settings, t_end, dt_out, names)
-            runs += 1
+        if key not in self._cache:
+            vals = dict(self.base)
+            vals.update({n: float(z[i] * self.scale[i]) for i, n in enumerate(self.names)})
+            run = _run(vals, self.spec, self.settings, self.t_end, self.dt_out, self.names)
+            self.runs += 1
             if not run.success:
                 raise SimulationError(f"the model cannot be simulated at {vals}: {run.message}")
-            cache.clear()
-            cache[key] = run
-        return cache[key]
+            self._cache.clear()
+            self._cache[key] = run
+        return self._cache[key]
 
-    def fun(z: FloatArray) -> FloatArray:
-        run = run_at(z)
-        r: FloatArray = np.concatenate([run.x_b, run.y_b]) - data
-        history.append(float(r @ r))
-        say(min(0.95, 0.1 + 0.08 * len(history)), f"least squares: evaluation {len(history)}, cost {history[-1]:.3g} m²")
+    def residual(self, z: FloatArray) -> FloatArray:
+        """Simulated minus measured tip positions (x then y), m."""
+        run = self.run_at(z)
+        r: FloatArray = np.concatenate([run.x_b, run.y_b]) - self.data
+        self.history.append(float(r @ r))
+        self.say(min(0.95, 0.1 + 0.08 * len(self.history)),
+                 f"least squares: evaluation {len(self.history)}, cost {self.history[-1]:.3g} m²")
         return r
 
-    def jac(z: FloatArray) -> FloatArray:
-        return _jacobian(run_at(z), names) * scale
-
-    if method == "lsq":
-        sol = optimize.least_squares(fun, p0 / scale, jac=jac, method="lm", xtol=1e-12, ftol=1e-14, gtol=1e-14,
-                                     max_nfev=60)
-        z = sol.x
-        ok, msg = bool(sol.success), str(sol.message)
-    else:
-        z = p0 / scale
-        ok, msg = True, "particle swarm on the trajectory surrogate, standard errors from the Jacobian at its optimum"
-    final = run_at(z)
-    r = np.concatenate([final.x_b, final.y_b]) - data
-    p = z * scale
-    ests, cond = _estimates(names, p, _jacobian(final, names), r)
-    say(1.0, "done")
-    return DeterministicFit(success=ok, message=msg, method=method, parameters=ests, fixed=fx,
-                            rms_m=float(np.sqrt(np.mean(r**2))), cost=float(r @ r), fitted=final,
-                            forward_runs=runs, elapsed_s=time.perf_counter() - t0,
-                            history=np.asarray(history, dtype=np.float64), condition_number=cond)
+    def jacobian(self, z: FloatArray) -> FloatArray:
+        """∂residual/∂z (the sensitivities of the cached run)."""
+        return _jacobian(self.run_at(z), self.names) * self.scale
 
 
 def _swarm_start(names: Sequence[str], base: Mapping[str, float], tt: FloatArray, data: FloatArray,
