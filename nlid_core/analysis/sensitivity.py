@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..errors import ModelSpecError
 from ..estimate import FitResult
@@ -195,45 +196,11 @@ def sensitivity_study(
         if e:
             columns += [f"x0[{k}]", f"v0[{k}]"]
     q = len(columns)
-    # simulate each record at the estimate, with sensitivities
-    sims: list[SimulationResult] = []
-    steps = _Steps(progress, "sensitivity", len(recs))
-    for i, (r, rf) in enumerate(zip(recs, fit.records, strict=True)):
-        steps.step(i, f"sensitivities on {r.name}")
-        nsub = (int(opts.substeps) if opts.substeps is not None
-                else _substeps(model, theta, r.dt, r.x, rf.predicted["v"]))
-        sim = simulate(model, r.t, r.f, theta, rf.x0, input_hold=opts.input_hold, substeps=nsub, sensitivities=True,
-                       outputs=opts.outputs)
-        if not sim.success:
-            return _empty_study(f"record `{r.name}`: the estimate cannot be simulated: {sim.message}", names, values)
-        sims.append(sim)
-    # noise per record × channel from the fit residual (dof-corrected)
-    sels = [np.arange(0, r.n, opts.sample_step) for r in recs]
-    m_rows = sum(s.size for s in sels) * len(opts.outputs)
-    dof_corr = m_rows / max(m_rows - q, 1)
-    sigma: dict[tuple[int, str], float] = {}
-    for k, (r, sim) in enumerate(zip(recs, sims, strict=True)):
-        for c in opts.outputs:
-            res = (sim.output(c) - r.channel(c))[sels[k]]
-            sd = float(column_norms(res[:, None])[0]) * math.sqrt(dof_corr / max(res.size, 1))
-            sigma[(k, c)] = sd if sd > 0 else 1.0
-    # weighted sensitivity matrix J (rows: record × channel × sample), columns: free θ then initial states
-    blocks = []
-    x0_col = len(names)
-    scaled: list[dict[str, FloatArray]] = []
-    for k, sim in enumerate(sims):
-        scaled.append({})
-        for c in opts.outputs:
-            s = sim.sens[c]  # type: ignore[index]
-            blk = np.zeros((sels[k].size, q))
-            blk[:, : len(names)] = s[sels[k]][:, free_idx]
-            if est_x0[k]:
-                blk[:, x0_col] = s[sels[k], p_model]
-                blk[:, x0_col + 1] = s[sels[k], p_model + 1]
-            blocks.append(blk / sigma[(k, c)])
-            scaled[k][c] = s[:, free_idx] * abs_theta
-        if est_x0[k]:
-            x0_col += 2
+    sims = _simulate_records(fit, recs, progress)
+    if isinstance(sims, str):
+        return _empty_study(sims, names, values)
+    sels, m_rows, sigma = _noise(recs, sims, opts.outputs, opts.sample_step, q)
+    blocks, scaled = _weighted_blocks(sims, sels, sigma, opts.outputs, free_idx, est_x0, q, p_model, abs_theta)
     jac = np.vstack(blocks)
     unc = uncertainty_from_jacobian(jac, np.zeros(jac.shape[0]), columns, sigma2=1.0, dof=max(m_rows - q, 1))
     # the physical Fisher matrix may leave floating point when the units are extreme (a force of 1e-200 N);
@@ -254,37 +221,8 @@ def sensitivity_study(
         share = info / info.sum() if info.sum() > 0 else np.zeros(p)
         scov = unc.scaled_covariance if unc.scaled_covariance is not None else np.full((q, q), np.nan)
         vif = np.where(norms[:p] > 0, np.diag(scov)[:p], 0.0)
-    # energy per time window and per frequency band of the σ-weighted scaled sensitivities
-    window_edges = np.linspace(0.0, 1.0, n_windows + 1)
-    window_energy = np.zeros((p, len(recs) * n_windows))
-    spectra = []
-    for k, r in enumerate(recs):
-        edges = np.round(window_edges * sels[k].size).astype(int)
-        for c in opts.outputs:
-            ws = scaled[k][c][sels[k]] / sigma[(k, c)]
-            e2 = ws**2
-            for w in range(n_windows):
-                window_energy[:, k * n_windows + w] += e2[edges[w] : edges[w + 1]].sum(axis=0)
-            n_s = ws.shape[0]
-            spec = np.abs(np.fft.rfft(ws, axis=0)) ** 2 / n_s
-            spec[1 : (n_s + 1) // 2] *= 2.0  # one-sided: Σ spec = Σ ws² (Parseval)
-            spectra.append((np.fft.rfftfreq(n_s, d=r.dt * opts.sample_step), spec))
-    nyquist = min(0.5 / (r.dt * opts.sample_step) for r in recs)
-    freq_all = np.concatenate([f for f, _ in spectra])
-    pow_all = np.concatenate([s.sum(axis=1) for _, s in spectra])
-    order = np.argsort(freq_all)
-    cum = np.cumsum(pow_all[order])
-    f999 = nyquist
-    if cum[-1] > 0:
-        f999 = float(freq_all[order][min(int(np.searchsorted(cum, 0.999 * cum[-1])), cum.size - 1)])
-    band_edges = np.linspace(0.0, min(1.25 * max(f999, 1e-12), nyquist), n_bands + 1)
-    band_energy = np.zeros((p, n_bands))
-    for freq, spec in spectra:
-        idx = np.searchsorted(band_edges, freq, side="right") - 1
-        ok = (idx >= 0) & (idx < n_bands)
-        np.add.at(band_energy.T, idx[ok], spec[ok])
-    centres = 0.5 * (band_edges[:-1] + band_edges[1:])
-    peak = centres[np.argmax(band_energy, axis=1)]
+    window_edges, window_energy, band_edges, band_energy, peak = _where_and_when(
+        recs, sels, scaled, sigma, opts.outputs, opts.sample_step, p, n_windows, n_bands)
     finite_rel = np.where(np.isfinite(rel), rel, np.finfo(float).max)
     kw = int(np.argmax(finite_rel))
     weakest = names[kw]
@@ -300,3 +238,103 @@ def sensitivity_study(
         variance_inflation=vif, correlation=unc.correlation, weak_directions=weak_directions_text(unc),
         weakest_parameter=weakest, reason=reason, uncertainty=unc,
     )
+
+
+def _simulate_records(fit: FitResult, recs: Sequence[Record], progress: ProgressFn | None
+                      ) -> list[SimulationResult] | str:
+    """Each record simulated at the estimate with sensitivities; the first failure's message instead."""
+    model, theta, opts = fit.model, fit.parameters.values, fit.options
+    sims: list[SimulationResult] = []
+    steps = _Steps(progress, "sensitivity", len(recs))
+    for i, (r, rf) in enumerate(zip(recs, fit.records, strict=True)):
+        steps.step(i, f"sensitivities on {r.name}")
+        nsub = (int(opts.substeps) if opts.substeps is not None
+                else _substeps(model, theta, r.dt, r.x, rf.predicted["v"]))
+        sim = simulate(model, r.t, r.f, theta, rf.x0, input_hold=opts.input_hold, substeps=nsub, sensitivities=True,
+                       outputs=opts.outputs)
+        if not sim.success:
+            return f"record `{r.name}`: the estimate cannot be simulated: {sim.message}"
+        sims.append(sim)
+    return sims
+
+
+def _noise(recs: Sequence[Record], sims: Sequence[SimulationResult], outputs: Sequence[str], sample_step: int,
+           q: int) -> tuple[list[NDArray[np.int64]], int, dict[tuple[int, str], float]]:
+    """The fitted samples of each record, their number over all channels, and the noise per record × channel
+    from the fit residual (dof-corrected)."""
+    sels = [np.arange(0, r.n, sample_step) for r in recs]
+    m_rows = sum(s.size for s in sels) * len(outputs)
+    dof_corr = m_rows / max(m_rows - q, 1)
+    sigma: dict[tuple[int, str], float] = {}
+    for k, (r, sim) in enumerate(zip(recs, sims, strict=True)):
+        for c in outputs:
+            res = (sim.output(c) - r.channel(c))[sels[k]]
+            sd = float(column_norms(res[:, None])[0]) * math.sqrt(dof_corr / max(res.size, 1))
+            sigma[(k, c)] = sd if sd > 0 else 1.0
+    return sels, m_rows, sigma
+
+
+def _weighted_blocks(sims: Sequence[SimulationResult], sels: Sequence[NDArray[np.int64]],
+                     sigma: Mapping[tuple[int, str], float], outputs: Sequence[str], free_idx: NDArray[np.int64],
+                     est_x0: Sequence[bool], q: int, p_model: int, abs_theta: FloatArray
+                     ) -> tuple[list[FloatArray], list[dict[str, FloatArray]]]:
+    """The σ-weighted sensitivity blocks (rows: record × channel × sample; columns: free θ, then the estimated
+    initial states) and each record's sensitivities to relative parameter changes."""
+    blocks = []
+    n_free = free_idx.size
+    x0_col = n_free
+    scaled: list[dict[str, FloatArray]] = []
+    for k, sim in enumerate(sims):
+        scaled.append({})
+        for c in outputs:
+            s = sim.sens[c]  # type: ignore[index]
+            blk = np.zeros((sels[k].size, q))
+            blk[:, :n_free] = s[sels[k]][:, free_idx]
+            if est_x0[k]:
+                blk[:, x0_col] = s[sels[k], p_model]
+                blk[:, x0_col + 1] = s[sels[k], p_model + 1]
+            blocks.append(blk / sigma[(k, c)])
+            scaled[k][c] = s[:, free_idx] * abs_theta
+        if est_x0[k]:
+            x0_col += 2
+    return blocks, scaled
+
+
+def _where_and_when(recs: Sequence[Record], sels: Sequence[NDArray[np.int64]],
+                    scaled: Sequence[Mapping[str, FloatArray]], sigma: Mapping[tuple[int, str], float],
+                    outputs: Sequence[str], sample_step: int, p: int,
+                    n_windows: int, n_bands: int
+                    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Energy per time window and per frequency band of the σ-weighted scaled sensitivities (window edges and
+    energies, band edges in Hz and energies, each parameter's peak band centre)."""
+    window_edges = np.linspace(0.0, 1.0, n_windows + 1)
+    window_energy = np.zeros((p, len(recs) * n_windows))
+    spectra = []
+    for k, r in enumerate(recs):
+        edges = np.round(window_edges * sels[k].size).astype(int)
+        for c in outputs:
+            ws = scaled[k][c][sels[k]] / sigma[(k, c)]
+            e2 = ws**2
+            for w in range(n_windows):
+                window_energy[:, k * n_windows + w] += e2[edges[w] : edges[w + 1]].sum(axis=0)
+            n_s = ws.shape[0]
+            spec = np.abs(np.fft.rfft(ws, axis=0)) ** 2 / n_s
+            spec[1 : (n_s + 1) // 2] *= 2.0  # one-sided: Σ spec = Σ ws² (Parseval)
+            spectra.append((np.fft.rfftfreq(n_s, d=r.dt * sample_step), spec))
+    nyquist = min(0.5 / (r.dt * sample_step) for r in recs)
+    freq_all = np.concatenate([f for f, _ in spectra])
+    pow_all = np.concatenate([s.sum(axis=1) for _, s in spectra])
+    order = np.argsort(freq_all)
+    cum = np.cumsum(pow_all[order])
+    f999 = nyquist
+    if cum[-1] > 0:
+        f999 = float(freq_all[order][min(int(np.searchsorted(cum, 0.999 * cum[-1])), cum.size - 1)])
+    band_edges = np.linspace(0.0, min(1.25 * max(f999, 1e-12), nyquist), n_bands + 1)
+    band_energy = np.zeros((p, n_bands))
+    for freq, spec in spectra:
+        idx = np.searchsorted(band_edges, freq, side="right") - 1
+        ok = (idx >= 0) & (idx < n_bands)
+        np.add.at(band_energy.T, idx[ok], spec[ok])
+    centres = 0.5 * (band_edges[:-1] + band_edges[1:])
+    peak = centres[np.argmax(band_energy, axis=1)]
+    return window_edges, window_energy, band_edges, band_energy, peak
