@@ -58,6 +58,7 @@ __all__ = [
     "RSE_LIMIT",
     "CORR_LIMIT",
     "correlation_length",
+    "t_quantile",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -275,6 +276,11 @@ def uncertainty_from_jacobian(
     return _finish(names, cov_s, ref, dinv, v, s, keep, norms, smax, rank, dof, sig_g, confidence)
 
 
+def t_quantile(confidence: float, dof: int) -> float:
+    """The two-sided Student-t quantile of a ``confidence`` interval with ``dof`` degrees of freedom (at least 1)."""
+    return float(special.stdtrit(max(int(dof), 1), 0.5 + confidence / 2))  # the ufunc is cheap
+
+
 def correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
     """First lag at which the autocorrelation of ``r`` falls below ``threshold`` (by FFT; 0 for a constant)."""
     n = r.size
@@ -365,7 +371,7 @@ def _finish(
         cov_scaled = sigma_ref**2 * cov_s
     corr[~np.isfinite(corr)] = np.nan
     np.fill_diagonal(corr, 1.0)
-    tq = float(special.stdtrit(dof, 0.5 + confidence / 2))  # Student-t quantile (the ufunc is cheap)
+    tq = t_quantile(confidence, dof)
     cond = float(smax / s[-1]) if rank == n and s[-1] > 0 else float("inf")
     return Uncertainty(
         names=tuple(names),

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..estimate import ParameterEstimate
-from ..identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, uncertainty_from_jacobian
+from ..identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, t_quantile, uncertainty_from_jacobian
 from ..models import TermModel
 from ..params import FloatArray
 from . import joint
@@ -35,13 +35,6 @@ def noise_level(x: FloatArray) -> float:
     res = x - savgol_filter(x, 7, 3)
     sd = float(np.median(np.abs(res - np.median(res)))) / 0.6745 / math.sqrt(1.0 - 1.0 / 3.0)
     return max(sd, 1e-12 * float(np.sqrt(np.mean(x**2))), 1e-300)
-
-
-def t_quantile(confidence: float, dof: int) -> float:
-    """The two-sided Student-t quantile of the intervals (as :mod:`nlid_core.identifiability` computes it)."""
-    from scipy import special
-
-    return float(special.stdtrit(max(dof, 1), 0.5 + confidence / 2))
 
 
 def noise_covariance(data: JointData, values: Mapping[str, float], offsets: FloatArray, free: Sequence[str],
