@@ -445,16 +445,15 @@ def simulate_reference(
     finput = input_function(t_arr, f_arr, input_hold)
     plan = model.plan
     nst, npar = model.n_states, model.n_params
-    reg = plan.registers.copy()
+    args = plan.args()
     work = (np.zeros(1), np.zeros((1, nst)), np.zeros((1, npar)))
     jy = np.zeros((nst, nst))
     jp = np.zeros((nst, npar))
 
     def call(tau: float, y: FloatArray, want: bool) -> FloatArray:
         ydot = np.zeros(nst)
-        evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), np.array([finput(tau)]), theta, 1, plan.elem,
-                     plan.pidx, plan.op, plan.a, plan.b, plan.dst, reg, plan.outs, plan.dof_in, want, ydot, jy, jp,
-                     *work)
+        evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), np.array([finput(tau)]), theta, *args, want, ydot, jy,
+                     jp, *work)
         return ydot
 
     def rhs(tau: float, y: FloatArray) -> FloatArray:

@@ -113,7 +113,6 @@ def test_preset_parameters_say_their_element() -> None:
     ("name = 1\n[[dof]]\nname='a'\n[[dof]]\nname = 'a'\n", "repeat"),
     ("[[dof]]\nname='x1'\n[[connection]]\nname='s'\nbetween=['x1','x9']\nterms=['k1']\n", "`x9`, which is not a DOF"),
     ("[[dof]]\nname='x1'\n[[connection]]\nname='s'\nbetween=['x1','ground']\nterms=['k9']\n", "`k9` is not a library term"),
-    ("[body]\n[[mount]]\nname='m1'\nat=[0, 0, 0]\nz=['lugre']\n", "internal state; mounts of a rigid body"),
     ("[[dof]]\nname='x1'\n[parameters]\nk1_q = 3.0\n", "not parameters of the model"),
     ("[[dof]]\nname='x1'\n[[connection]]\nname='s'\nbetween=['x1','ground']\nterms=['k1','c1']\n[share]\nq=['k1_s','c1_s']\n",
      "different units"),

@@ -23,15 +23,15 @@ FloatArray = NDArray[np.float64]
 
 
 @njit(cache=True, error_model="numpy")
-def _step(z, xa, va, xb, vb, h, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, y, ydot, jy, jp,  # type: ignore[no-untyped-def]
-          mass, dmy, dmp, u):
+def _step(z, xa, va, xb, vb, h, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, y, ydot, jy,  # type: ignore[no-untyped-def]
+          jp, mass, dmy, dmp, u):
     """One trapezoidal step of the states from (xa, va) to (xb, vb); (ok, new states)."""
     nz = z.size
     y[0] = xa
     y[1] = va
     for k in range(nz):
         y[2 + k] = z[k]
-    if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, False, ydot, jy, jp, mass, dmy, dmp) != OK:
+    if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, False, ydot, jy, jp, mass, dmy, dmp) != OK:
         return False, z
     r0 = ydot[2:].copy()
     znew = z + h * r0
@@ -42,7 +42,7 @@ def _step(z, xa, va, xb, vb, h, theta, n, elem, pidx, op, ia, ib, idst, reg, out
     for _ in range(30):
         for k in range(nz):
             y[2 + k] = znew[k]
-        if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy,
+        if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, True, ydot, jy, jp, mass, dmy,
                dmp) != OK:
             return False, z
         err = 0.0
@@ -60,7 +60,7 @@ def _step(z, xa, va, xb, vb, h, theta, n, elem, pidx, op, ia, ib, idst, reg, out
 
 
 @njit(cache=True, error_model="numpy")
-def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):  # type: ignore[no-untyped-def]
+def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body):  # type: ignore[no-untyped-def]
     ns = t.size
     nz = z0.size
     nst = 2 + nz
@@ -81,7 +81,7 @@ def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, d
         y[1] = v[i]
         for k in range(nz):
             y[2 + k] = z[k]
-        if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, False, ydot, jy, jp, mass, dmy,
+        if rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, False, ydot, jy, jp, mass, dmy,
                dmp) != OK:
             return zs, force, i
         force[i] = -ydot[1] * mass[0]
@@ -100,7 +100,8 @@ def _trapezoid(t, x, v, z0, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, d
                 fb = (j + 1) / m
                 ok, zt = _step(zt, x[i] + fa * (x[i + 1] - x[i]), v[i] + fa * (v[i + 1] - v[i]),
                                x[i] + fb * (x[i + 1] - x[i]), v[i] + fb * (v[i + 1] - v[i]), h / m, theta, n, elem,
-                               pidx, op, ia, ib, idst, reg, outs, dof_in, y, ydot, jy, jp, mass, dmy, dmp, u)
+                               pidx, op, ia, ib, idst, reg, outs, dof_in, body, y, ydot, jy, jp, mass, dmy, dmp,
+                               u)
                 if not ok:
                     break
             if ok:
@@ -147,6 +148,5 @@ def driven_states(model: Model, t: FloatArray, x: FloatArray, v: FloatArray, the
     z0 = sub.steady_states(np.array([x[0]]), np.array([v[0]]), th)
     p = sub.plan
     zs, force, index = _trapezoid(np.ascontiguousarray(t, dtype=np.float64), np.ascontiguousarray(x, dtype=np.float64),
-                                  np.ascontiguousarray(v, dtype=np.float64), z0, th, 1, p.elem, p.pidx, p.op, p.a, p.b,
-                                  p.dst, p.registers.copy(), p.outs, p.dof_in)
+                                  np.ascontiguousarray(v, dtype=np.float64), z0, th, *p.args())
     return zs, force, int(index)

@@ -10,7 +10,9 @@ with their derivatives. The equations are
     M(q)\,\ddot q + \sum_e B_e F_e = \tau(t), \qquad \dot z_e = R_e,
 
 with ``B_e`` putting ``+F`` on DOF i and ``−F`` on DOF j, and ``M`` diagonal, the sum of the
-inertia terms of each DOF (solved row by row, never inverted as a matrix). Then
+inertia terms of each DOF (solved row by row, never inverted as a matrix). A model with a rigid body adds the
+body's block to ``M`` (full and configuration-dependent), its velocity terms and gravity, and elements on its
+mount axes (``B_e`` the mount's row of ∂d/∂q); it is solved by a Cholesky factor (:mod:`.rigid`). Otherwise
 
 .. math::
 
@@ -19,7 +21,8 @@ inertia terms of each DOF (solved row by row, never inverted as a matrix). Then
 
 and likewise for the parameters. ``elem`` columns: 0 dof i, 1 dof j (−1: ground), 2 number of
 states, 3 number of parameters, 4 index of the first state in y, 5 offset into ``pidx``,
-6–7 instruction range, 8 register offset, 9 output offset, 10 inertial (0/1). ``dof_in[i]`` is the input
+6–7 instruction range, 8 register offset, 9 output offset, 10 inertial (0/1), 11 on a mount (0/1: then
+column 0 is the mount and column 1 its world axis). ``dof_in[i]`` is the input
 column driving DOF i (−1: none; ``HELD``: the DOF is locked, q̈_i = 0 and its rows of the Jacobians are zero).
 """
 
@@ -30,19 +33,25 @@ from numba import njit
 
 # the codes rhs returns, defined in status (re-exported for the integrators)
 from ..status import DIVERGED as DIVERGED, NEWTON_FAILED as NEWTON_FAILED, NONPOSITIVE_MASS as NONPOSITIVE_MASS
-from ..status import OK as OK, STIFF as STIFF
+from ..status import GIMBAL_LOCK as GIMBAL_LOCK, OK as OK, STIFF as STIFF
 from ..terms.vm import run_program
+from .rigid import body_prepare, body_solve, mount_row
 
 #: ``dof_in`` of a DOF the rig holds (locked: q̈ = 0); −1 is a DOF without input, k >= 0 the input column.
 HELD = -2
 
 
 @njit(cache=True, error_model="numpy")
-def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, ydot, jy, jp, mass, dmy, dmp):  # type: ignore[no-untyped-def]
+def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, want, ydot, jy, jp, mass, dmy,  # type: ignore[no-untyped-def]
+        dmp):
     """Fill ``ydot`` (and, when ``want``, ``jy = ∂ẏ/∂y`` and ``jp = ∂ẏ/∂θ``); return a status.
 
-    ``mass``, ``dmy``, ``dmp`` are work arrays of shapes (n,), (n, N), (n, P).
+    ``body`` is :func:`.rigid.body_args` (``rigid = 0`` without a rigid body); ``mass``, ``dmy``, ``dmp`` are work
+    arrays of shapes (n,), (n, N), (n, P).
     """
+    rigid = body[0] != 0
+    if rigid and not body_prepare(y, n, body):
+        return GIMBAL_LOCK
     nst = y.size
     npar = theta.size
     for r in range(nst):
@@ -70,11 +79,17 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, y
         zo = elem[e, 4]
         po = elem[e, 5]
         base = elem[e, 8]
-        x = y[di]
-        v = y[n + di]
-        if dj >= 0:
-            x -= y[dj]
-            v -= y[n + dj]
+        mount = elem[e, 11] != 0
+        if mount:  # mount di, world axis dj of the rigid body
+            mnt = body[6][6]
+            x = mnt[0][di, dj]
+            v = mnt[1][di, dj]
+        else:
+            x = y[di]
+            v = y[n + di]
+            if dj >= 0:
+                x -= y[dj]
+                v -= y[n + dj]
         reg[base] = x
         reg[base + 1] = v
         for k in range(nz):
@@ -85,6 +100,9 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, y
         o = elem[e, 9]
         bs = 3 + nz + npe
         f = reg[outs[o]]
+        if mount:
+            _mount_element(di, dj, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want, ydot, jy, jp)
+            continue
         ydot[n + di] -= f
         if dj >= 0:
             ydot[n + dj] += f
@@ -134,6 +152,8 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, y
                     jy[row, zo + k] += reg[outs[o + 3 + k]]
                 for k in range(npe):
                     jp[row, pidx[po + k]] += reg[outs[o + 3 + nz + k]]
+    if rigid:
+        return body_solve(y, u, theta, n, dof_in, HELD, body, want, ydot, jy, jp, mass, dmy, dmp)
     for i in range(n):
         if dof_in[i] == HELD:  # a locked DOF: q̈ = 0 whatever acts on it
             ydot[n + i] = 0.0
@@ -155,6 +175,47 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want, y
             for c in range(npar):
                 jp[n + i, c] = (jp[n + i, c] - acc * dmp[i, c]) / m
     return OK
+
+
+@njit(cache=True)
+def _mount_element(jm, k, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want, ydot, jy, jp):  # type: ignore[no-untyped-def]
+    """An element on axis ``k`` of mount ``jm``: ``−J_rowᵀ F`` into the body's rows, and its internal states' rates,
+    with their derivatives (``x`` has gradient ``J_row`` in q, ``v`` has ``∂v/∂q`` and ``J_row`` in q̇)."""
+    rdof = body[2]
+    elw = body[6][8]
+    mount_row(jm, k, rdof, body[6][6], elw)
+    eidx, ejr, edv, eh = elw
+    bs = 3 + nz + npe
+    for a in range(6):
+        ydot[n + eidx[a]] -= ejr[a] * f
+    if want:
+        fx = reg[outs[o + 1]]
+        fv = reg[outs[o + 2]]
+        for a in range(6):
+            ra = n + eidx[a]
+            for b in range(6):
+                cb = eidx[b]
+                jy[ra, cb] -= ejr[a] * (fx * ejr[b] + fv * edv[b]) + f * eh[a, b]
+                jy[ra, n + cb] -= ejr[a] * fv * ejr[b]
+            for kk in range(nz):
+                jy[ra, zo + kk] -= ejr[a] * reg[outs[o + 3 + kk]]
+            for kk in range(npe):
+                jp[ra, pidx[po + kk]] -= ejr[a] * reg[outs[o + 3 + nz + kk]]
+    for s in range(nz):
+        o += bs
+        row = zo + s
+        ydot[row] = reg[outs[o]]
+        if want:
+            rx = reg[outs[o + 1]]
+            rv = reg[outs[o + 2]]
+            for b in range(6):
+                cb = eidx[b]
+                jy[row, cb] += rx * ejr[b] + rv * edv[b]
+                jy[row, n + cb] += rv * ejr[b]
+            for kk in range(nz):
+                jy[row, zo + kk] += reg[outs[o + 3 + kk]]
+            for kk in range(npe):
+                jp[row, pidx[po + kk]] += reg[outs[o + 3 + nz + kk]]
 
 
 @njit(cache=True)

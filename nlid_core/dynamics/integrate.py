@@ -140,6 +140,9 @@ def status_text(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | N
     tf = float(t[min(idx, t.size - 1)])
     if code == evaluate.NONPOSITIVE_MASS:
         return "nonpositive_mass", f"the effective mass became non-positive at t = {tf:.6g} s; the parameters are unphysical", tf
+    if code == evaluate.GIMBAL_LOCK:
+        return "gimbal_lock", (f"the pitch angle reached ±90° (gimbal lock, |cos θ| < 1e-6) at t = {tf:.6g} s; the Euler"
+                               " angles cannot describe that attitude"), tf
     if code == evaluate.NEWTON_FAILED:
         return "newton_failed", f"the implicit integrator could not take a step at t = {tf:.6g} s (the model is singular or too stiff there)", tf
     return "diverged", (f"simulation diverged at t = {tf:.6g} s (a state became non-finite or exceeded its limit); the"
@@ -152,8 +155,7 @@ def plan_rate(p: Plan, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> flo
     ydot = np.zeros(nst)
     jy = np.zeros((nst, nst))
     jp = np.zeros((nst, npar))
-    code = evaluate.rhs(y0, u0, theta, n, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs,
-                        p.dof_in, True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar)))
+    code = evaluate.rhs(y0, u0, theta, *p.args(), True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar)))
     return float(evaluate.spectral_radius(jy)) if code == evaluate.OK else 0.0
 
 
@@ -188,7 +190,7 @@ def run_plan(p: Plan, t: FloatArray, coef: FloatArray, theta: FloatArray, y: Flo
     ``RK4_EFFICIENT_SUBSTEPS``); ``substeps`` of the result is 0 when SDIRK4 ran.
     """
     nst = p.n_states
-    args = (p.n_dof, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in)
+    args = p.args()
     used = method
     code, idx, steps = evaluate.OK, t.size, 0
     nsub = 0

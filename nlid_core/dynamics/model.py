@@ -25,6 +25,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,6 +40,9 @@ __all__ = ["Element", "Model", "Plan"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+#: What :meth:`Plan.args` gives the compiled code: n, elem, pidx, op, a, b, dst, registers, outs, dof_in, body.
+PlanArgs = tuple[int, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, FloatArray, IntArray, IntArray,
+                 tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,23 @@ class Plan:
     registers: FloatArray
     outs: IntArray
     dof_in: IntArray
+    #: The rigid body, when the model has one: (g, rdof, rpar, mounts, moments) of :func:`.rigid.body_args`.
+    rigid: tuple[float, IntArray, IntArray, FloatArray, IntArray] | None = None
+
+    def body(self) -> tuple[Any, ...]:
+        """The right-hand side's ``body`` argument with fresh work arrays (one per run)."""
+        from .rigid import body_args
+
+        if self.rigid is None:
+            return body_args(self.n_dof)
+        g, rdof, rpar, mounts, moments = self.rigid
+        return body_args(self.n_dof, True, g, rdof, rpar, mounts, moments)
+
+    def args(self) -> PlanArgs:
+        """``(n, elem, pidx, op, a, b, dst, registers, outs, dof_in, body)`` as the compiled code takes them, with
+        fresh registers and work arrays (one per run: they are written to)."""
+        return (self.n_dof, self.elem, self.pidx, self.op, self.a, self.b, self.dst, self.registers.copy(), self.outs,
+                self.dof_in, self.body())
 
 
 class Model:
@@ -270,7 +291,7 @@ class Model:
             prog = e.term.program
             rows.append([e.dof - 1, e.other - 1, e.term.n_states, e.term.n_params, z_off, len(pidx),
                          ins_off, ins_off + prog.n_instructions, reg_off, sum(o.size for o in outs),
-                         int(e.term.inertial)])
+                         int(e.term.inertial), 0])
             pidx += idx
             ops.append(prog.op)
             aa.append(prog.a + reg_off)
@@ -287,7 +308,7 @@ class Model:
 
         return Plan(
             n_dof=self.n_dof, n_states=self.n_states, n_params=self.n_params,
-            elem=np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(-1, 11)),
+            elem=np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(-1, 12)),
             pidx=np.array(pidx, dtype=np.int64), op=cat(ops), a=cat(aa), b=cat(bb), dst=cat(dd),
             registers=np.ascontiguousarray(np.concatenate(regs)), outs=cat(outs),
             dof_in=np.arange(self.n_dof, dtype=np.int64),
@@ -325,8 +346,7 @@ class Model:
         ydot, jy, jp, mass = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar)), np.zeros(n)
         uu = np.zeros(n) if u is None else np.ascontiguousarray(u, dtype=np.float64)
         code = evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), uu, np.ascontiguousarray(theta, dtype=np.float64),
-                            n, p.elem, p.pidx, p.op, p.a, p.b, p.dst, p.registers.copy(), p.outs, p.dof_in, True,
-                            ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
+                            *p.args(), True, ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
         return ydot, jy, jp, mass, int(code)
 
     def steady_states(self, q0: FloatArray, qd0: FloatArray, theta: FloatArray) -> FloatArray:

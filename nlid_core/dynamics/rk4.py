@@ -73,7 +73,7 @@ def _allocate(ns, nst, npar, n, nin, nout, q, want):  # type: ignore[no-untyped-
 
 @njit(cache=True, error_model="numpy")
 def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg, outs,  # type: ignore[no-untyped-def]
-               dof_in, work, yout, qdd, sens):
+               dof_in, body, work, yout, qdd, sens):
     """Evaluate the model at sample ``i`` (filling ``work``), check the state, store the outputs; a status."""
     ydot, jy, jp, mass, dmy, dmp, u = work
     ns = t.size
@@ -81,7 +81,7 @@ def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op
         input_at(coef, i, 0.0, u)
     else:
         input_at(coef, i - 1, t[i] - t[i - 1], u)
-    status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True, ydot, jy, jp, mass, dmy, dmp)
+    status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, True, ydot, jy, jp, mass, dmy, dmp)
     if status != OK:
         return status
     for k in range(y.size):
@@ -93,7 +93,7 @@ def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_every,  # type: ignore[no-untyped-def]
-                  n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
+                  n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body):
     """Integrate over the sample grid ``t``.
 
     Returns
@@ -122,7 +122,7 @@ def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_eve
     hrho = 0.0
     for i in range(ns):
         status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
-                            outs, dof_in, work, yout, qdd, sens)
+                            outs, dof_in, body, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, hrho
         if i == ns - 1:
@@ -146,7 +146,7 @@ def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_eve
                         for m in range(q):
                             st[k, m] = s[k, m] + (c * h * ks[stage - 1, k, m] if stage > 0 else 0.0)
                 input_at(coef, i, t0 + c * h, u)
-                status = rhs(yt, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, want,
+                status = rhs(yt, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, want,
                              ydot, jy, jp, mass, dmy, dmp)
                 if status != OK:
                     return yout, qdd, sens, status, i + 1, hrho

@@ -94,7 +94,7 @@ def _lu_solve(w, piv, b):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, error_model="numpy", nogil=True)
 def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  # type: ignore[no-untyped-def]
-                    n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in):
+                    n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body):
     """Integrate over the sample grid ``t`` with adaptive SDIRK4 steps.
 
     Returns
@@ -126,7 +126,7 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     nsteps = 0
     for i in range(ns):
         status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
-                            outs, dof_in, work, yout, qdd, sens)
+                            outs, dof_in, body, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, nsteps
         if i == ns - 1:
@@ -155,7 +155,7 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
                 for it in range(MAX_NEWTON):
                     for k in range(nst):
                         yst[k] = base[k] + hh * GAMMA * kst[st, k]
-                    status = rhs(yst, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, True,
+                    status = rhs(yst, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, True,
                                  g, jy, jp, mass, dmy, dmp)
                     if status != OK:
                         break
@@ -234,7 +234,7 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
             else:
                 h = max(h, hh) * fac if fac < 1.0 else max(h, hh)
             input_at(coef, i, tau, u)
-            status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, False, ydot, jy, jp,
+            status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, False, ydot, jy, jp,
                          mass, dmy, dmp)
             if status != OK:
                 return yout, qdd, sens, status, i + 1, nsteps

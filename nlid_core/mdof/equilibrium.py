@@ -1,6 +1,6 @@
 """Static equilibrium of a multi-DOF model with a full mass matrix: damped Newton steps on the generalised
 forces at rest with the exact tangent, and the equilibrium's sensitivity to the parameters by the implicit
-function theorem (see :mod:`.kernel`)."""
+function theorem (see :mod:`nlid_core.dynamics.rigid`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ModelSpecError
-from .kernel import _kernel_forces, _vector, gimbal_locked, held_mask
+from .evaluate import OK, _vector, gimbal_locked, held_mask, state_at
 from .layout import Layout
 
 FloatArray = NDArray[np.float64]
@@ -18,14 +18,18 @@ __all__ = ["static_equilibrium", "static_sensitivity"]
 
 def _static_tangent(layout: Layout, q: FloatArray, u: FloatArray, theta: FloatArray
                     ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ (a lumped model's from the general layer, :mod:`.lumped`)."""
-    if layout.lumped is not None:
-        from .lumped import static_tangent
-
-        return static_tangent(layout.lumped, q, u, theta)
+    r"""Q(q, 0, u), ∂Q/∂q and ∂Q/∂θ at rest from the one right-hand side: :math:`Q = M\ddot q`,
+    :math:`M\,\partial\ddot q/\partial(q, \theta) = \partial Q/\partial(q, \theta) - (\partial M/\partial(q, \theta))\ddot q`,
+    exact where :math:`\ddot q = 0` (at the equilibrium, where the tangent and the sensitivity are used; away from it
+    the Newton steps stay descent directions). Internal states are at rest at zero; a model that cannot be evaluated
+    gives NaN forces, which the search treats as a failed step."""
     n = layout.n_dof
-    res, _, dq, dqp = _kernel_forces(layout, np.concatenate([q, np.zeros(n)]), u, theta, True)
-    return res, dq[:, :n], dqp
+    y = np.zeros(layout.n_states)
+    y[:n] = q
+    ydot, jy, jp, code, full = state_at(layout, y, u, theta, np.zeros(n, dtype=bool), True)
+    if code != OK:
+        return np.full(n, np.nan), np.full((n, n), np.nan), np.full((n, layout.n_params), np.nan)
+    return full @ ydot[n:2 * n], full @ jy[n:2 * n, :n], full @ jp[n:2 * n]
 
 
 def static_equilibrium(layout: Layout, u: ArrayLike | None, theta: ArrayLike, q0: ArrayLike | None = None,
@@ -66,10 +70,9 @@ def static_equilibrium(layout: Layout, u: ArrayLike | None, theta: ArrayLike, q0
     uu = _vector(u, layout.n_inputs, "u")
     th = _vector(theta, layout.n_params, "theta")
     free = ~held_mask(layout, held)
-    lay = layout.kernel_args()
     res, tangent, _ = _static_tangent(layout, q, uu, th)
     for it in range(max_iter):
-        if gimbal_locked(np.concatenate([q, np.zeros(n)]), lay):
+        if gimbal_locked(layout, q):
             return q, False, f"the pitch angle reached ±90° (gimbal lock) at Newton iteration {it}"
         r_f = res[free]
         if not np.any(r_f):

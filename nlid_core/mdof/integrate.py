@@ -1,40 +1,28 @@
-r"""Simulation of a multi-DOF model (:mod:`.kernel`) by fixed-step RK4 with exact discrete sensitivities.
+r"""Simulation of a multi-DOF model with exact sensitivities, on the general layer.
 
-Each sample interval gets ``nsub`` classical RK4 steps; the inputs between samples are the
-per-interval cubics of :func:`nlid_core.dynamics.integrate.input_coefficients`. The sensitivities
-:math:`S = \partial y/\partial(\theta, y_{0,f})` go through the same stages,
-:math:`K_S = J_y S_{\text{stage}} + J_\theta`, as in :mod:`nlid_core.dynamics.rk4` (whose sample
-recording is reused), so they are the exact derivatives of the discrete map that is simulated. The
-stage product skips the :math:`\partial\dot q/\partial y = [0\ I]` block and the rows of held DOFs,
-and runs along the contiguous columns. The stage evaluation at the start of an interval is the one
-made to record the sample.
-
-Without ``nsub`` the number of substeps makes :math:`|\lambda|_{\max} h \le 0.25` for the
-linearisation at the start (at most ``MAX_SUBSTEPS``); along the run, every few samples, a step with
-:math:`h\,\rho(J_y)` above the RK4 stability bound stops the run as ``stiff``. The cost is linear in
-the record length.
+A model's plan (:mod:`.plan`) runs on :func:`nlid_core.dynamics.integrate.run_plan`, the integrator family of every
+model: RK4 with exact discrete sensitivities and, when the model is stiff, SDIRK4 (the automatic switch); the inputs
+between samples are the per-interval cubics of :func:`nlid_core.dynamics.integrate.input_coefficients`. The
+sensitivities to the gravity weights of lumped DOFs are folded into the mass columns (:meth:`.plan.ModelPlan.fold`).
+Without ``nsub`` the number of RK4 substeps makes :math:`|\lambda|_{\max} h \le 0.25` for the linearisation at the
+start; ``factor`` multiplies it for reference runs. The cost is linear in the record length.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ..dynamics.evaluate import input_at, spectral_radius
-from ..dynamics.integrate import (INPUT_HOLDS, MAX_SUBSTEPS, SUBSTEP_TARGET, auto_substeps, input_coefficients,
-                                  run_plan, status_text)
-from ..dynamics.rk4 import STABILITY_LIMIT, _record
+from ..dynamics.integrate import INPUT_HOLDS, auto_substeps, input_coefficients, run_plan, status_text
 from ..errors import ModelSpecError
-from ..status import DIVERGED, GIMBAL_LOCK, NAMES, NONPOSITIVE_MASS, OK, STIFF
-from .kernel import evaluate, held_mask, make_work, rhs
+from ..status import NAMES, OK
+from .evaluate import held_mask
 from .layout import Layout
-from .lumped import LumpedPlan
+from .plan import ModelPlan
 
 __all__ = ["MdofRun", "STATUS_NAMES", "simulate"]
 
@@ -42,10 +30,6 @@ FloatArray = NDArray[np.float64]
 
 #: Status names of :attr:`MdofRun.status` by kernel code.
 STATUS_NAMES = NAMES
-#: Samples between two stability checks of the step.
-CHECK_EVERY = 8
-_C = (0.0, 0.5, 0.5, 1.0)
-_W = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,149 +76,6 @@ class MdofRun:
     nsub: int
     nfev: int
     elapsed_s: float
-
-
-@njit(cache=True)
-def _within(y, limits):  # type: ignore[no-untyped-def]
-    for k in range(y.size):
-        if not (np.isfinite(y[k]) and abs(y[k]) <= limits[k]):
-            return False
-    return True
-
-
-@njit(cache=True)
-def _sens_stage(jy, jp, s, held, ks):  # type: ignore[no-untyped-def]
-    """``ks = J_y s + J_θ`` (parameter columns first) using the structure ``∂q̇/∂y = [0 I]`` and zero rows of
-    held DOFs; row-oriented so the inner loop runs over the contiguous columns."""
-    nst, nq = s.shape
-    npar = jp.shape[1]
-    n = nst // 2
-    for r in range(n):
-        ks[r, :] = s[n + r, :]
-        row = n + r
-        ks[row, :] = 0.0
-        if held[r]:
-            continue
-        for k in range(npar):
-            ks[row, k] = jp[row, k]
-        for m in range(nst):
-            a = jy[row, m]
-            if a != 0.0:
-                for k in range(nq):
-                    ks[row, k] += a * s[m, k]
-
-
-@njit(cache=True, error_model="numpy")
-def _rk4_step(i, tau0, h, y, s, theta, held, lay, reg, want, coef, fresh, bufs, work):  # type: ignore[no-untyped-def]
-    """One RK4 step of ``y`` (and ``s``) from local time ``tau0`` of interval ``i``; a status.
-
-    ``bufs`` = (ydot, jy, jp, u, yt, st, ks, y_next, s_next); with ``fresh`` the first stage uses
-    the ydot/jy/jp already evaluated at (y, tau0).
-    """
-    ydot, jy, jp, u, yt, st, ks, y_next, s_next = bufs
-    nst = y.size
-    y_next[:] = y
-    if want:
-        s_next[:, :] = s
-    for stage in range(4):
-        c = _C[stage]
-        if stage > 0:
-            for k in range(nst):
-                yt[k] = y[k] + c * h * ydot[k]
-            if want:
-                for k in range(nst):
-                    for m in range(s.shape[1]):
-                        st[k, m] = s[k, m] + c * h * ks[k, m]
-        if stage > 0 or not fresh:
-            input_at(coef, i, tau0 + c * h, u)
-            status = rhs(yt if stage > 0 else y, u, theta, held, lay, reg, want, ydot, jy, jp, work)
-            if status != OK:
-                return status
-        wh = _W[stage] * h
-        for k in range(nst):
-            y_next[k] += wh * ydot[k]
-        if want:
-            _sens_stage(jy, jp, st if stage > 0 else s, held, ks)
-            for k in range(nst):
-                for m in range(s.shape[1]):
-                    s_next[k, m] += wh * ks[k, m]
-    y[:] = y_next
-    if want:
-        s[:, :] = s_next
-    return OK
-
-
-@njit(cache=True, error_model="numpy", nogil=True)
-def _integrate(t, coef, nsub, y0, theta, held, s0, want, out_idx, limits, lay, reg):  # type: ignore[no-untyped-def]
-    """RK4 over the sample grid; returns (y (ns, 2n), q̈ (ns, n), sens, status, index, largest h·ρ)."""
-    n = lay[0]
-    ns = t.size
-    nst = y0.size
-    npar = theta.size
-    nq = s0.shape[1]
-    yout = np.full((ns, nst), np.nan)
-    qdd = np.full((ns, n), np.nan)
-    sens = np.full((ns, out_idx.size, nq), np.nan) if want else np.zeros((1, 1, 1))
-    work = make_work(n, npar, lay[15].shape[0])
-    ydot, jy, jp, u = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar)), np.zeros(coef.shape[1])
-    bufs = (ydot, jy, jp, u, np.zeros(nst), np.zeros((nst, nq)), np.zeros((nst, nq)), np.zeros(nst),
-            np.zeros((nst, nq)))
-    y = y0.copy()
-    s = s0.copy()
-    hrho = 0.0
-    for i in range(ns):
-        check = i % CHECK_EVERY == 0 and i < ns - 1
-        if i < ns - 1:
-            input_at(coef, i, 0.0, u)
-        else:
-            input_at(coef, i - 1, t[i] - t[i - 1], u)
-        status = rhs(y, u, theta, held, lay, reg, want or check, ydot, jy, jp, work)
-        if status != OK:
-            return yout, qdd, sens, status, i, hrho
-        if not _within(y, limits):
-            return yout, qdd, sens, DIVERGED, i, hrho
-        _record(i, y, ydot, jy, jp, s, n, out_idx, want, yout, qdd, sens)
-        if i == ns - 1:
-            break
-        h = (t[i + 1] - t[i]) / nsub
-        if check:
-            r = h * spectral_radius(jy)
-            hrho = max(hrho, r)
-            if r > STABILITY_LIMIT:
-                return yout, qdd, sens, STIFF, i, hrho
-        for sub in range(nsub):
-            status = _rk4_step(i, sub * h, h, y, s, theta, held, lay, reg, want, coef, sub == 0, bufs, work)
-            if status == OK and not _within(y, limits):
-                status = DIVERGED
-            if status != OK:
-                return yout, qdd, sens, status, i + 1, hrho
-    return yout, qdd, sens, OK, ns, hrho
-
-
-def _message(code: int, tf: float, nsub: int, need: int, hrho: float) -> str:
-    if code == OK:
-        return f"simulation completed with {nsub} RK4 substep(s) per sample"
-    if code == NONPOSITIVE_MASS:
-        return (f"the mass matrix of the free DOFs is not positive definite at t = {tf:.6g} s; the inertia"
-                " parameters are unphysical")
-    if code == GIMBAL_LOCK:
-        return (f"the pitch angle reached ±90° (gimbal lock, |cos θ| < 1e-6) at t = {tf:.6g} s; the Euler angles"
-                " cannot describe that attitude")
-    capped = f" (the start needed {need}, capped at {MAX_SUBSTEPS})" if need > nsub else ""
-    if code == STIFF:
-        return (f"RK4 with {nsub} substep(s){capped} became unstable at t = {tf:.6g} s: h·ρ(∂ẏ/∂y) = {hrho:.3g}"
-                f" exceeds {STABILITY_LIMIT}; give more substeps (`nsub`) or check the parameters")
-    return (f"the simulation diverged at t = {tf:.6g} s with {nsub} substep(s){capped}: a state became non-finite"
-            " or a position exceeded 1e6·(1 + |q0|); the parameters or the initial state make the model unstable")
-
-
-def _substeps(layout: Layout, t: FloatArray, u0: FloatArray, theta: FloatArray, y0: FloatArray,
-              held: NDArray[np.bool_]) -> int:
-    """Substeps making |λ|·h <= SUBSTEP_TARGET for the linearisation at the start (uncapped)."""
-    _, jy, _, status = evaluate(layout, y0, u0, theta, held)
-    rate = float(spectral_radius(jy)) if status == OK else 0.0
-    dt = float(np.max(np.diff(t)))
-    return max(1, math.ceil(rate * dt / SUBSTEP_TARGET)) if math.isfinite(rate) else 1
 
 
 def simulate(
@@ -317,35 +158,14 @@ def simulate(
         raise ModelSpecError(f"`nsub` must be an integer >= 1; got {nsub!r}")
     free = np.flatnonzero(~mask)
     init = tuple(int(k) for k in np.concatenate([free, n + free])) if init_sens else ()
-    s0 = np.zeros((2 * n, npar + len(init)))
-    for c, k in enumerate(init):
-        s0[k, npar + c] = 1.0
     coef = input_coefficients(t_arr, np.ascontiguousarray(u_arr), hold)
-    if layout.lumped is not None:
-        return _simulate_lumped(layout.lumped, t_arr, coef, th, y, mask, bool(sens), out, init, nsub, factor)
-    start = time.perf_counter()
-    need = _substeps(layout, t_arr, u_arr[0], th, y, mask) if nsub is None else int(nsub)
-    steps = min(need, MAX_SUBSTEPS) * max(int(factor), 1) if nsub is None else int(nsub)
-    limits = np.concatenate([1e6 * (1.0 + np.abs(y[:n])), np.full(n, np.inf)])
-    yo, qdd, sens_arr, code, idx, hrho = _integrate(
-        t_arr, coef, steps, y, th, mask, s0, bool(sens), np.array(out, dtype=np.int64), limits,
-        layout.kernel_args(), layout.programs.registers.copy())
-    elapsed = time.perf_counter() - start
-    code = int(code)
-    tf = float(t_arr[min(int(idx), t_arr.size - 1)])
-    done = min(int(idx), t_arr.size)
-    return MdofRun(
-        t=t_arr, q=yo[:, :n], qd=yo[:, n:], qdd=qdd, sens=sens_arr if sens else None, outputs=out,
-        init_states=init, success=code == OK, status=STATUS_NAMES.get(code, "diverged"),
-        message=_message(code, tf, steps, need, float(hrho)), fail_time=None if code == OK else tf, nsub=steps,
-        nfev=done + max(done - 1, 0) * (4 * steps - 1), elapsed_s=elapsed,
-    )
+    return _run(layout.plan, t_arr, coef, th, y, mask, bool(sens), out, init, nsub, factor)
 
 
-def _simulate_lumped(lp: LumpedPlan, t: FloatArray, coef: FloatArray, theta: FloatArray, y0: FloatArray,
-                     held: NDArray[np.bool_], want: bool, out: tuple[int, ...], init: tuple[int, ...],
-                     nsub: int | None, factor: int) -> MdofRun:
-    """A lumped model on the general layer (:mod:`.lumped`): RK4 or SDIRK4 with the automatic stiff switch."""
+def _run(lp: ModelPlan, t: FloatArray, coef: FloatArray, theta: FloatArray, y0: FloatArray,
+         held: NDArray[np.bool_], want: bool, out: tuple[int, ...], init: tuple[int, ...],
+         nsub: int | None, factor: int) -> MdofRun:
+    """The model's plan on the general layer: RK4 or SDIRK4 with the automatic stiff switch."""
     n, nst = lp.plan.n_dof, lp.n_states
     plan = replace(lp.plan, dof_in=lp.dof_in(held))
     th = lp.theta(theta)

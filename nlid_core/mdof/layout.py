@@ -1,22 +1,20 @@
-r"""The compiled form of a multi-DOF model: plain arrays that the kernel (:mod:`.kernel`) runs on.
+r"""The description of a multi-DOF model, validated and compiled into the general layer's plan (:mod:`.plan`).
 
-A :class:`Layout` describes ``n_dof`` generalised coordinates ``q`` with the state ``y = (q, q̇)``:
+A :class:`Layout` describes ``n_dof`` generalised coordinates ``q``:
 
 * lumped masses: parameter ``m`` on DOF ``i`` adds ``m`` to ``M[i, i]`` and the generalised force
   ``m·grav[i]`` (gravity along the DOF's positive direction, m/s²);
-* at most one rigid body on six DOFs ``rigid_dof`` = (x, y, z, φ, θ, ψ) with the ten parameters
-  ``rigid_par`` = (m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz) and gravity ``g`` along −z (world);
-* elements: a stateless, non-inertial term ``F(x, v; θ_e)`` either on a *connection* between DOFs
-  ``i`` and ``j`` (``x = q_i − q_j``, generalised force ``−F`` on i and ``+F`` on j; ``j = −1`` is
-  ground) or on one world axis of a *mount* of the rigid body (see :mod:`.kernel`);
+* at most one rigid body on six DOFs (x, y, z, φ, θ, ψ) with the ten parameters
+  (m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz) and gravity ``g`` along −z (world), see
+  :mod:`nlid_core.dynamics.rigid`;
+* elements: a non-inertial term ``F(x, v, z; θ_e)`` (with internal states ``z`` or without) either on a
+  *connection* between DOFs ``i`` and ``j`` (``x = q_i − q_j``, generalised force ``−F`` on i and ``+F`` on j;
+  ``j = −1`` is ground) or on one world axis of a *mount* of the rigid body;
 * inputs: kind 0 a generalised force on DOF ``in_idx``, kind 1 a world force along axis ``in_idx``
   at the body's reference point, kind 2 a world moment about axis ``in_idx``.
 
-``elem`` columns: 0 kind (0 connection, 1 mount axis), 1 DOF i or mount index, 2 DOF j (−1: ground)
-or world axis (0, 1, 2), 3 number of parameters, 4 offset into ``pidx``, 5–6 instruction range,
-7 register offset, 8 output offset. The terms' register programs are flattened by
-:attr:`nlid_core.dynamics.model.Model.plan` (each element placed on a DOF of its own), so every
-program's outputs are ``[F, ∂F/∂x, ∂F/∂v, ∂F/∂θ_1, …]`` at the listed output offset.
+It is simulated, linearised and brought to equilibrium through its :attr:`Layout.plan` and the one compiled
+right-hand side (:func:`nlid_core.dynamics.evaluate.rhs`).
 """
 
 from __future__ import annotations
@@ -29,17 +27,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dynamics.model import Element, Model, Plan
 from ..errors import ModelSpecError
 from ..terms.base import TermDef
+from .plan import build_plan
 
-__all__ = ["ELEM_COLUMNS", "INPUT_KINDS", "Layout", "RIGID_PARAMETERS", "build_layout"]
+__all__ = ["INPUT_KINDS", "Layout", "RIGID_PARAMETERS", "build_layout"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: Number of columns of :attr:`Layout.elem`.
-ELEM_COLUMNS = 9
 #: Input kinds: generalised force on a DOF, world force at the reference point, world moment.
 INPUT_KINDS: tuple[str, ...] = ("dof_force", "world_force", "world_moment")
 #: Order of the rigid body's parameters in ``rigid_par``.
@@ -48,75 +44,31 @@ RIGID_PARAMETERS: tuple[str, ...] = ("m", "cx", "cy", "cz", "Jxx", "Jyy", "Jzz",
 
 @dataclass(frozen=True, eq=False)
 class Layout:
-    """Flat arrays of a multi-DOF model (see the module notes for their meaning).
+    """A validated multi-DOF model description and its plan on the general layer.
 
     Attributes
     ----------
     n_dof, n_params : int
-    mass_dof, mass_par : (k,) ndarray of int64
-        DOF and parameter index of each lumped mass.
-    grav : (n_dof,) ndarray, m/s²
-        Lumped gravity along each DOF.
     rigid : bool
-    rigid_dof : (6,) ndarray of int64
-        DOFs of x, y, z, φ, θ, ψ (zeros without a rigid body).
-    rigid_par : (10,) ndarray of int64
-        Parameter indices of m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz.
-    g : float, m/s²
-    elem : (n_e, 9) ndarray of int64
-    pidx : ndarray of int64
-        Parameter index of every element parameter (element by element).
-    programs : Plan
-        The elements' register programs flattened by :attr:`Model.plan` (its instruction arrays,
-        registers and outputs are used; copy the registers before running the kernel: they are written to).
-    mounts : (n_m, 3) ndarray, m
-        Mount points in body axes.
-    in_kind, in_idx : (n_in,) ndarray of int64
+    n_inputs, n_mounts : int
     elem_terms : tuple of str
-        Term name of each element.
-    lumped : LumpedPlan or None
-        The same model on the general layer (:mod:`.lumped`), which simulates it; None for a rigid body.
+        Term name of each element (connections, then mount elements).
+    plan : ModelPlan
+        The model on the general layer (:mod:`.plan`), which simulates it.
     """
 
     n_dof: int
     n_params: int
-    mass_dof: IntArray
-    mass_par: IntArray
-    grav: FloatArray
     rigid: bool
-    rigid_dof: IntArray
-    rigid_par: IntArray
-    g: float
-    elem: IntArray
-    pidx: IntArray
-    programs: Plan
-    mounts: FloatArray
-    in_kind: IntArray
-    in_idx: IntArray
-    elem_terms: tuple[str, ...] = ()
-    lumped: Any = None
+    n_inputs: int
+    n_mounts: int
+    elem_terms: tuple[str, ...]
+    plan: Any
 
     @property
     def n_states(self) -> int:
-        """Length of ``y = (q, q̇)``."""
-        return 2 * self.n_dof
-
-    @property
-    def n_inputs(self) -> int:
-        """Number of input channels."""
-        return int(self.in_kind.size)
-
-    @property
-    def n_mounts(self) -> int:
-        """Number of mount points."""
-        return int(self.mounts.shape[0])
-
-    def kernel_args(self) -> tuple[Any, ...]:
-        """The read-only arrays in the order the kernel unpacks them (registers excluded)."""
-        p = self.programs
-        return (self.n_dof, int(self.rigid), float(self.g), self.mass_dof, self.mass_par, self.grav,
-                self.rigid_dof, self.rigid_par, self.elem, self.pidx, p.op, p.a, p.b, p.dst, p.outs, self.mounts,
-                self.in_kind, self.in_idx)
+        """Length of ``y = (q, q̇, z)``."""
+        return int(self.plan.n_states)
 
 
 def _index(value: Any, size: int, what: str) -> int:
@@ -139,9 +91,6 @@ def _count(value: Any, least: int, what: str) -> int:
 def _element_term(term: Any, what: str) -> TermDef:
     if not isinstance(term, TermDef):
         raise ModelSpecError(f"`{what}` must be a TermDef; got {type(term).__name__}")
-    if term.states:
-        raise ModelSpecError(f"term `{term.name}` in `{what}` carries internal states "
-                             f"({', '.join(term.state_names)}); multi-DOF elements must be stateless")
     if term.inertial:
         raise ModelSpecError(f"term `{term.name}` in `{what}` is an inertia term; masses are given by `masses`/`rigid`")
     return term
@@ -153,15 +102,6 @@ def _params(pidx: Sequence[int], term: TermDef, n_params: int, what: str) -> lis
         raise ModelSpecError(f"`{what}` gives {len(idx)} parameter indices for term `{term.name}`, which has "
                              f"{term.n_params} ({', '.join(term.param_names)})")
     return [_index(p, n_params, what) for p in idx]
-
-
-def _flatten(terms: Sequence[TermDef]) -> Plan:
-    """The terms' programs flattened by :attr:`Model.plan`, each term on a DOF of its own."""
-    if terms:
-        return Model([Element(t, dof=k + 1) for k, t in enumerate(terms)], n_dof=len(terms)).plan
-    z = np.zeros(0, np.int64)
-    return Plan(n_dof=0, n_states=0, n_params=0, elem=np.zeros((0, 11), np.int64), pidx=z, op=z, a=z, b=z, dst=z,
-                registers=np.zeros(0), outs=z, dof_in=z)
 
 
 def build_layout(
@@ -245,9 +185,8 @@ def build_layout(
         raise ModelSpecError("`mount_points` must be finite (ax, ay, az) triples")
     if pts.shape[0] and rigid is None:
         raise ModelSpecError("`mount_points` need a rigid body (`rigid`)")
-    rows: list[list[int]] = []
-    pidx: list[int] = []
-    terms: list[TermDef] = []
+    conns: list[tuple[TermDef, int, int, list[int]]] = []
+    mels: list[tuple[TermDef, int, int, list[int]]] = []
     for k, (term, i, j, idx) in enumerate(connections):
         what = f"connections[{k}]"
         _element_term(term, what)
@@ -255,18 +194,14 @@ def build_layout(
         dj = -1 if j == -1 else _index(j, n, what + " (j)")
         if dj == di:
             raise ModelSpecError(f"`{what}` connects DOF {di} to itself")
-        rows.append([0, di, dj, term.n_params, len(pidx)])
-        pidx += _params(idx, term, npar, what)
-        terms.append(term)
+        conns.append((term, di, dj, _params(idx, term, npar, what)))
     for k, (term, mount, axis, idx) in enumerate(mount_elements):
         what = f"mount_elements[{k}]"
         _element_term(term, what)
         if not pts.shape[0]:
             raise ModelSpecError(f"`{what}` sits on a mount but `mount_points` is empty")
-        rows.append([1, _index(mount, pts.shape[0], what + " (mount)"), _index(axis, 3, what + " (axis)"),
-                     term.n_params, len(pidx)])
-        pidx += _params(idx, term, npar, what)
-        terms.append(term)
+        mels.append((term, _index(mount, pts.shape[0], what + " (mount)"), _index(axis, 3, what + " (axis)"),
+                     _params(idx, term, npar, what)))
     kinds: list[int] = []
     where: list[int] = []
     for k, (kind, channel) in enumerate(inputs):
@@ -276,15 +211,8 @@ def build_layout(
             raise ModelSpecError(f"`{what}` is a {INPUT_KINDS[kd]} input but the model has no rigid body")
         kinds.append(kd)
         where.append(_index(channel, n if kd == 0 else 3, what + (" (dof)" if kd == 0 else " (axis)")))
-    programs = _flatten(terms)
-    elem = np.zeros((len(rows), ELEM_COLUMNS), np.int64)
-    if rows:
-        elem[:, :5] = np.array(rows, dtype=np.int64)
-        elem[:, 5:] = programs.elem[:, 6:10]  # instruction range, register and output offsets
-    return Layout(
-        n_dof=n, n_params=npar, mass_dof=np.array(mass_dof, np.int64), mass_par=np.array(mass_par, np.int64),
-        grav=np.ascontiguousarray(gvec), rigid=rigid is not None, rigid_dof=rdof, rigid_par=rpar, g=float(g),
-        elem=np.ascontiguousarray(elem), pidx=np.array(pidx, np.int64), programs=programs,
-        mounts=np.ascontiguousarray(pts), in_kind=np.array(kinds, np.int64),
-        in_idx=np.array(where, np.int64), elem_terms=tuple(t.name for t in terms),
-    )
+    body = (rdof.tolist(), rpar.tolist()) if rigid is not None else None
+    plan = build_plan(n, npar, list(zip(mass_dof, mass_par, strict=True)), gvec, body, float(g), conns, pts, mels,
+                      list(zip(kinds, where, strict=True)))
+    return Layout(n_dof=n, n_params=npar, rigid=rigid is not None, n_inputs=len(kinds), n_mounts=int(pts.shape[0]),
+                  elem_terms=tuple(e[0].name for e in conns + mels), plan=plan)

@@ -66,9 +66,10 @@ def linearise(model: MdofModel, theta: FloatArray, q: FloatArray, u: FloatArray 
     SimulationError
         The model cannot be evaluated there (mass not positive definite, gimbal lock).
     """
-    from .kernel import evaluate, mass_matrix
+    from .evaluate import evaluate, mass_matrix
 
-    stateful = sorted({t.name for c in model.connections for t in c.terms if t.states})
+    stateful = sorted({t.name for c in model.connections for t in c.terms if t.states}
+                      | {t.name for m in model.mounts for _, ts in m.terms for t in ts if t.states})
     if stateful:
         raise SimulationError(f"no modal linearisation for a model with internal states ({', '.join(stateful)}): "
                               "its stiffness depends on the motion's history; simulate it instead")

@@ -20,7 +20,7 @@ from a preset (:mod:`nlid_core.mdof.presets`). It has either
 Parameters may be **shared**: one name standing for several (identical mounts: ``k1_z`` for every
 ``k1_m*_z``), so that the data are asked only what they can answer.
 
-The equations of motion, ``M(q)·q̈ = Q(q, q̇, u; θ)``, are assembled and solved by :mod:`nlid_core.mdof.kernel`
+The equations of motion, ``M(q)·q̈ = Q(q, q̇, u; θ)``, are assembled and solved by :mod:`nlid_core.dynamics.rigid` on the model's plan (:mod:`nlid_core.mdof.plan`)
 (by factorisation, never by inversion) and simulated with exact sensitivities by :mod:`nlid_core.mdof.integrate`.
 """
 
@@ -238,11 +238,6 @@ class MdofModel:
             for t in terms:
                 if t.inertial:
                     raise ModelSpecError(f"term `{t.name}` is an inertia term; a DOF's mass is its `m_<dof>` parameter")
-                if t.states and self.body:
-                    raise ModelSpecError(
-                        f"term `{t.name}` carries an internal state; mounts of a rigid body take memoryless stiffness,"
-                        " damping and friction terms (lumped connections take LuGre and Bouc-Wen too)"
-                    )
             if len({t.name for t in terms}) != len(terms):
                 raise ModelSpecError(f"a term appears twice in one connection: {[t.name for t in terms]}")
         valid_inputs = self.input_names
@@ -429,10 +424,9 @@ class MdofModel:
         masses = [] if self.body else [(i, pos[f"m_{d.name}"]) for i, d in enumerate(self.dofs)]
         grav = None if self.body else [d.gravity for d in self.dofs]
         rigid = (tuple(range(6)), tuple(pos[p] for p in BODY_PARAMS)) if self.body else None
-        # the kernel's layout takes memoryless terms; a lumped model runs on the general layer's plan (all terms)
         connections = [
             (t, dof[c.a], -1 if c.b is None else dof[c.b], [pos[p.name + f"_{c.name}"] for p in t.params])
-            for c in self.connections for t in c.terms if not t.states
+            for c in self.connections for t in c.terms
         ]
         points = [m.at for m in self.mounts]
         mount_elements = [
@@ -448,11 +442,7 @@ class MdofModel:
                 inputs.append((0, dof[name[2:]]))
         layout = build_layout(self.n_dof, self.n_params, masses=masses, grav=grav, rigid=rigid, g=self.gravity,
                               connections=connections, mount_points=points, mount_elements=mount_elements, inputs=inputs)
-        if self.body:
-            return layout
-        from .lumped import lumped_plan
-
-        return replace(layout, lumped=lumped_plan(self))
+        return layout
 
     def element_index(self) -> dict[str, int]:
         """Index into the model's parameters of every element parameter (``k1_s12``; a shared one maps to its

@@ -1,4 +1,4 @@
-"""Small compiled linear algebra of the multi-DOF kernel (numba): 3-vectors as tuples (products with
+"""Small compiled linear algebra of the rigid body (numba): 3-vectors as tuples (products with
 3×3 matrices, cross and dot products) and the Cholesky factor of the free block of the mass matrix with
 its triangular solves, column by column (the inverse is never formed)."""
 
@@ -103,28 +103,27 @@ def _chol_solve(low, nf, x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _substitute(low, free, src, a, lo, hi, transposed):  # type: ignore[no-untyped-def]
-    """Row ``free[a]`` of ``src`` minus ``L[a, k]`` (``L[k, a]`` when ``transposed``) times row ``free[k]`` for
-    ``k`` in ``lo .. hi - 1``, then divided by ``L[a, a]``: one step of forward or back substitution."""
-    ra = free[a]
-    m = src.shape[1]
+def _substitute(low, free, mat, off, a, lo, hi, transposed):  # type: ignore[no-untyped-def]
+    """Row ``off + free[a]`` of ``mat`` minus ``L[a, k]`` (``L[k, a]`` when ``transposed``) times row
+    ``off + free[k]`` for ``k`` in ``lo .. hi - 1``, then divided by ``L[a, a]``: one step of forward or back
+    substitution, along the contiguous columns."""
+    ra = off + free[a]
+    m = mat.shape[1]
     for k in range(lo, hi):
         lk = low[k, a] if transposed else low[a, k]
         if lk != 0.0:
-            rk = free[k]
+            rk = off + free[k]
             for c in range(m):
-                src[ra, c] -= lk * src[rk, c]
+                mat[ra, c] -= lk * mat[rk, c]
     inv = 1.0 / low[a, a]
     for c in range(m):
-        src[ra, c] *= inv
+        mat[ra, c] *= inv
 
 
 @njit(cache=True)
-def _solve_rows(low, free, nf, src, n, dst):  # type: ignore[no-untyped-def]
-    """``dst[n + free, :] = M_ff⁻¹ src[free, :]`` for all columns at once (``src``'s free rows are overwritten)."""
+def _solve_block(low, free, nf, mat, off):  # type: ignore[no-untyped-def]
+    """``mat[off + free, :] = M_ff⁻¹ mat[off + free, :]`` in place, every column at once."""
     for a in range(nf):
-        _substitute(low, free, src, a, 0, a, False)
+        _substitute(low, free, mat, off, a, 0, a, False)
     for a in range(nf - 1, -1, -1):
-        _substitute(low, free, src, a, a + 1, nf, True)
-    for a in range(nf):
-        dst[n + free[a], :] = src[free[a], :]
+        _substitute(low, free, mat, off, a, a + 1, nf, True)
