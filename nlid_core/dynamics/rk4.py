@@ -8,6 +8,9 @@ Sensitivities ``S = ∂y/∂(θ, y0)`` go through the *same* stages (internal di
 A run reports ``STIFF`` when ``h·ρ(J_y)`` (checked every ``check_every`` samples at the step start)
 exceeds the RK4 stability bound (2.78 on the real axis; 2.5 used); the caller then takes more
 substeps or the implicit integrator (:mod:`nlid_core.dynamics.sdirk`).
+
+The first stage of each interval reuses the evaluation made to record the sample, and the sensitivity stage uses
+the structure ``∂q̇/∂y = [0 I 0]`` and skips the zeros of ``J_y`` (same sums, same order as the dense product).
 """
 
 from __future__ import annotations
@@ -48,16 +51,24 @@ def _record(i, y, ydot, jy, jp, s, n, out_idx, want, yout, qdd, sens):  # type: 
 
 
 @njit(cache=True)
-def _sens_stage(jy, jp, s, ks):  # type: ignore[no-untyped-def]
+def _sens_stage(jy, jp, s, ks, n):  # type: ignore[no-untyped-def]
+    """``ks = J_y s + J_θ`` (parameter columns first), using ``∂q̇/∂y = [0 I 0]`` (the first ``n`` rows are the
+    velocity rows of ``s``) and skipping the zeros of ``J_y``; row by row, so the inner loop runs along the
+    contiguous columns. The sums are taken in the order of the dense product, so the result is the same."""
     nst = s.shape[0]
     q = s.shape[1]
     npar = jp.shape[1]
-    for r in range(nst):
+    for r in range(n):
         for k in range(q):
-            acc = jp[r, k] if k < npar else 0.0
-            for m in range(nst):
-                acc += jy[r, m] * s[m, k]
-            ks[r, k] = acc
+            ks[r, k] = s[n + r, k]
+    for r in range(n, nst):
+        for k in range(q):
+            ks[r, k] = jp[r, k] if k < npar else 0.0
+        for m in range(nst):
+            a = jy[r, m]
+            if a != 0.0:
+                for k in range(q):
+                    ks[r, k] += a * s[m, k]
 
 
 @njit(cache=True)
@@ -145,15 +156,16 @@ def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_eve
                     for k in range(nst):
                         for m in range(q):
                             st[k, m] = s[k, m] + (c * h * ks[stage - 1, k, m] if stage > 0 else 0.0)
-                input_at(coef, i, t0 + c * h, u)
-                status = rhs(yt, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, want,
-                             ydot, jy, jp, mass, dmy, dmp)
-                if status != OK:
-                    return yout, qdd, sens, status, i + 1, hrho
+                if sub > 0 or stage > 0:  # the first stage of an interval is the evaluation at the sample
+                    input_at(coef, i, t0 + c * h, u)
+                    status = rhs(yt, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, want,
+                                 ydot, jy, jp, mass, dmy, dmp)
+                    if status != OK:
+                        return yout, qdd, sens, status, i + 1, hrho
                 for k in range(nst):
                     ky[stage, k] = ydot[k]
                 if want:
-                    _sens_stage(jy, jp, st, ks[stage])
+                    _sens_stage(jy, jp, st, ks[stage], n)
             for k in range(nst):
                 y[k] += h / 6.0 * (ky[0, k] + 2.0 * ky[1, k] + 2.0 * ky[2, k] + ky[3, k])
             if want:
