@@ -180,20 +180,25 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
 @njit(cache=True)
 def _mount_element(jm, k, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want, ydot, jy, jp):  # type: ignore[no-untyped-def]
     """An element on axis ``k`` of mount ``jm``: ``−J_rowᵀ F`` into the body's rows, and its internal states' rates,
-    with their derivatives (``x`` has gradient ``J_row`` in q, ``v`` has ``∂v/∂q`` and ``J_row`` in q̇)."""
+    with their derivatives (``x`` has gradient ``J_row`` in q, ``v`` has ``∂v/∂q`` and ``J_row`` in q̇). ``J_row`` is
+    zero on the two other translations, and so are ``∂v/∂q`` and ``∂J_row/∂q`` there, which the loops skip."""
     rdof = body[2]
     elw = body[6][8]
     mount_row(jm, k, rdof, body[6][6], elw)
     eidx, ejr, edv, eh = elw
     bs = 3 + nz + npe
-    for a in range(6):
+    # rows and columns that can be non-zero: the mount axis's translation k and the three angles
+    for ia in range(4):
+        a = k if ia == 0 else ia + 2
         ydot[n + eidx[a]] -= ejr[a] * f
     if want:
         fx = reg[outs[o + 1]]
         fv = reg[outs[o + 2]]
-        for a in range(6):
+        for ia in range(4):
+            a = k if ia == 0 else ia + 2
             ra = n + eidx[a]
-            for b in range(6):
+            for ib in range(4):
+                b = k if ib == 0 else ib + 2
                 cb = eidx[b]
                 jy[ra, cb] -= ejr[a] * (fx * ejr[b] + fv * edv[b]) + f * eh[a, b]
                 jy[ra, n + cb] -= ejr[a] * fv * ejr[b]

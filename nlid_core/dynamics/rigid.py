@@ -188,7 +188,8 @@ def mount_kinematics(y, n, rdof, mounts, geo, mnt):  # type: ignore[no-untyped-d
 
 @njit(cache=True)
 def mount_row(jm, k, rdof, mnt, elw):  # type: ignore[no-untyped-def]
-    """Gradients of mount ``jm``'s deflection along world axis ``k`` into the element work ``elw``."""
+    """Gradients of mount ``jm``'s deflection along world axis ``k`` into the element work ``elw`` (the rows and
+    columns of ``eh`` of the translations stay at the zeros they are allocated with)."""
     mj, mh, mvd = mnt[2], mnt[3], mnt[4]
     eidx, ejr, edv, eh = elw
     for a in range(3):
@@ -198,9 +199,9 @@ def mount_row(jm, k, rdof, mnt, elw):  # type: ignore[no-untyped-def]
         ejr[3 + a] = mj[jm, k, a]
         edv[a] = 0.0
         edv[3 + a] = mvd[jm, k, a]
-    for a in range(6):
-        for b in range(6):
-            eh[a, b] = mh[jm, k, a - 3, b - 3] if (a >= 3 and b >= 3) else 0.0
+    for a in range(3):
+        for b in range(3):
+            eh[3 + a, 3 + b] = mh[jm, k, a, b]
 
 
 @njit(cache=True)

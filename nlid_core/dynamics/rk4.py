@@ -83,16 +83,18 @@ def _allocate(ns, nst, npar, n, nin, nout, q, want):  # type: ignore[no-untyped-
 
 
 @njit(cache=True, error_model="numpy")
-def _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg, outs,  # type: ignore[no-untyped-def]
-               dof_in, body, work, yout, qdd, sens):
-    """Evaluate the model at sample ``i`` (filling ``work``), check the state, store the outputs; a status."""
+def _at_sample(i, t, coef, y, s, theta, want, jac, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,  # type: ignore[no-untyped-def]
+               outs, dof_in, body, work, yout, qdd, sens):
+    """Evaluate the model at sample ``i`` (filling ``work``; the Jacobians only with ``want`` or ``jac``), check the
+    state, store the outputs; a status."""
     ydot, jy, jp, mass, dmy, dmp, u = work
     ns = t.size
     if i < ns - 1:
         input_at(coef, i, 0.0, u)
     else:
         input_at(coef, i - 1, t[i] - t[i - 1], u)
-    status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, True, ydot, jy, jp, mass, dmy, dmp)
+    status = rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, want or jac, ydot, jy, jp, mass,
+                 dmy, dmp)
     if status != OK:
         return status
     for k in range(y.size):
@@ -132,15 +134,16 @@ def integrate_rk4(t, coef, nsub, y0, theta, s0, want, out_idx, limits, check_eve
     ks = np.zeros((4, nst, q))
     hrho = 0.0
     for i in range(ns):
-        status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
-                            outs, dof_in, body, work, yout, qdd, sens)
+        check = check_every > 0 and i % check_every == 0 and i < ns - 1
+        status = _at_sample(i, t, coef, y, s, theta, want, check, out_idx, limits, n, elem, pidx, op, ia, ib, idst,
+                            reg, outs, dof_in, body, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, hrho
         if i == ns - 1:
             break
         dt = t[i + 1] - t[i]
         h = dt / nsub
-        if check_every > 0 and i % check_every == 0:
+        if check:
             r = h * spectral_radius(jy)
             if r > hrho:
                 hrho = r

@@ -125,8 +125,8 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     h = 0.0
     nsteps = 0
     for i in range(ns):
-        status = _at_sample(i, t, coef, y, s, theta, want, out_idx, limits, n, elem, pidx, op, ia, ib, idst, reg,
-                            outs, dof_in, body, work, yout, qdd, sens)
+        status = _at_sample(i, t, coef, y, s, theta, want, False, out_idx, limits, n, elem, pidx, op, ia, ib, idst,
+                            reg, outs, dof_in, body, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, nsteps
         if i == ns - 1:
