@@ -138,20 +138,14 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
                     dmp[di, pidx[po + k]] += reg[outs[o + 3 + nz + k]]
         for s in range(nz):
             o += bs
-            row = zo + s
-            ydot[row] = reg[outs[o]]
+            rx, rv = _state_row(zo + s, o, nz, npe, zo, po, pidx, reg, outs, want, ydot, jy, jp)
             if want:
-                rx = reg[outs[o + 1]]
-                rv = reg[outs[o + 2]]
+                row = zo + s
                 jy[row, di] += rx
                 jy[row, n + di] += rv
                 if dj >= 0:
                     jy[row, dj] -= rx
                     jy[row, n + dj] -= rv
-                for k in range(nz):
-                    jy[row, zo + k] += reg[outs[o + 3 + k]]
-                for k in range(npe):
-                    jp[row, pidx[po + k]] += reg[outs[o + 3 + nz + k]]
     if rigid:
         return body_solve(y, u, theta, n, dof_in, HELD, body, want, ydot, jy, jp, mass, dmy, dmp)
     for i in range(n):
@@ -175,6 +169,20 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
             for c in range(npar):
                 jp[n + i, c] = (jp[n + i, c] - acc * dmp[i, c]) / m
     return OK
+
+
+@njit(cache=True, inline="always")
+def _state_row(row, o, nz, npe, zo, po, pidx, reg, outs, want, ydot, jy, jp):  # type: ignore[no-untyped-def]
+    """The rate of one internal state (program outputs from ``o``) and its columns in z and θ; returns ∂R/∂x and
+    ∂R/∂v, which the caller spreads over the coordinates its element's x and v depend on."""
+    ydot[row] = reg[outs[o]]
+    if not want:
+        return 0.0, 0.0
+    for k in range(nz):
+        jy[row, zo + k] += reg[outs[o + 3 + k]]
+    for k in range(npe):
+        jp[row, pidx[po + k]] += reg[outs[o + 3 + nz + k]]
+    return reg[outs[o + 1]], reg[outs[o + 2]]
 
 
 @njit(cache=True)
@@ -208,19 +216,13 @@ def _mount_element(jm, k, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want,
                 jp[ra, pidx[po + kk]] -= ejr[a] * reg[outs[o + 3 + nz + kk]]
     for s in range(nz):
         o += bs
-        row = zo + s
-        ydot[row] = reg[outs[o]]
+        rx, rv = _state_row(zo + s, o, nz, npe, zo, po, pidx, reg, outs, want, ydot, jy, jp)
         if want:
-            rx = reg[outs[o + 1]]
-            rv = reg[outs[o + 2]]
+            row = zo + s
             for b in range(6):
                 cb = eidx[b]
                 jy[row, cb] += rx * ejr[b] + rv * edv[b]
                 jy[row, n + cb] += rv * ejr[b]
-            for kk in range(nz):
-                jy[row, zo + kk] += reg[outs[o + 3 + kk]]
-            for kk in range(npe):
-                jp[row, pidx[po + kk]] += reg[outs[o + 3 + nz + kk]]
 
 
 @njit(cache=True)
