@@ -46,12 +46,12 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
         dmp):
     """Fill ``ydot`` (and, when ``want``, ``jy = ∂ẏ/∂y`` and ``jp = ∂ẏ/∂θ``); return a status.
 
-    ``body`` is :func:`.rigid.body_args` (``rigid = 0`` without a rigid body); ``mass``, ``dmy``, ``dmp`` are work
-    arrays of shapes (n,), (n, N), (n, P).
+    ``body`` is :func:`.rigid.body_args`, or None for a model without a rigid body (compiled apart, without the
+    body's code); ``mass``, ``dmy``, ``dmp`` are work arrays of shapes (n,), (n, N), (n, P).
     """
-    rigid = body[0] != 0
-    if rigid and not body_prepare(y, n, body):
-        return GIMBAL_LOCK
+    if body is not None:  # (a None body is pruned when compiling: models without one get none of its code)
+        if not body_prepare(y, n, body):
+            return GIMBAL_LOCK
     nst = y.size
     npar = theta.size
     for r in range(nst):
@@ -79,12 +79,16 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
         zo = elem[e, 4]
         po = elem[e, 5]
         base = elem[e, 8]
-        mount = elem[e, 11] != 0
-        if mount:  # mount di, world axis dj of the rigid body
-            mnt = body[6][6]
-            x = mnt[0][di, dj]
-            v = mnt[1][di, dj]
-        else:
+        mount = False
+        x = 0.0
+        v = 0.0
+        if body is not None:
+            if elem[e, 11] != 0:  # mount di, world axis dj of the rigid body
+                mount = True
+                mnt = body[6][6]
+                x = mnt[0][di, dj]
+                v = mnt[1][di, dj]
+        if not mount:
             x = y[di]
             v = y[n + di]
             if dj >= 0:
@@ -100,9 +104,10 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
         o = elem[e, 9]
         bs = 3 + nz + npe
         f = reg[outs[o]]
-        if mount:
-            _mount_element(di, dj, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want, ydot, jy, jp)
-            continue
+        if body is not None:
+            if mount:
+                _mount_element(di, dj, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want, ydot, jy, jp)
+                continue
         ydot[n + di] -= f
         if dj >= 0:
             ydot[n + dj] += f
@@ -146,7 +151,7 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
                 if dj >= 0:
                     jy[row, dj] -= rx
                     jy[row, n + dj] -= rv
-    if rigid:
+    if body is not None:
         return body_solve(y, u, theta, n, dof_in, HELD, body, want, ydot, jy, jp, mass, dmy, dmp)
     for i in range(n):
         if dof_in[i] == HELD:  # a locked DOF: q̈ = 0 whatever acts on it

@@ -42,7 +42,7 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 #: What :meth:`Plan.args` gives the compiled code: n, elem, pidx, op, a, b, dst, registers, outs, dof_in, body.
 PlanArgs = tuple[int, IntArray, IntArray, IntArray, IntArray, IntArray, IntArray, FloatArray, IntArray, IntArray,
-                 tuple[Any, ...]]
+                 tuple[Any, ...] | None]
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,14 @@ class Plan:
     #: The rigid body, when the model has one: (g, rdof, rpar, mounts, moments) of :func:`.rigid.body_args`.
     rigid: tuple[float, IntArray, IntArray, FloatArray, IntArray] | None = None
 
-    def body(self) -> tuple[Any, ...]:
-        """The right-hand side's ``body`` argument with fresh work arrays (one per run)."""
+    def body(self) -> tuple[Any, ...] | None:
+        """The right-hand side's ``body`` argument with fresh work arrays (one per run); None without a rigid body."""
         from .rigid import body_args
 
         if self.rigid is None:
-            return body_args(self.n_dof)
+            return None
         g, rdof, rpar, mounts, moments = self.rigid
-        return body_args(self.n_dof, True, g, rdof, rpar, mounts, moments)
+        return body_args(self.n_dof, g, rdof, rpar, mounts, moments)
 
     def args(self) -> PlanArgs:
         """``(n, elem, pidx, op, a, b, dst, registers, outs, dof_in, body)`` as the compiled code takes them, with

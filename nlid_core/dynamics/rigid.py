@@ -51,11 +51,11 @@ likewise for θ, where :math:`(\partial M/\partial\cdot)\ddot q` is the derivati
 solved with the factor (:math:`M^{-1}` is never formed). ``R`` and ``E_b`` are differentiated twice in closed form,
 so every Jacobian is exact.
 
-``body`` (:func:`body_args`) = (rigid, g, rdof (6,), rpar (10,), mounts (n_m, 3), moments (k, 2), work): the flag,
+``body`` (:func:`body_args`) = (1, g, rdof (6,), rpar (10,), mounts (n_m, 3), moments (k, 2), work): a marker,
 gravity along −z (m/s²), the body's DOFs (x, y, z, φ, θ, ψ), the parameter indices of
 (m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz), the mount points (body axes, m), the (input column, world axis) of each
-moment input, and work arrays. A model without a body passes ``rigid = 0`` and small arrays of the same types, so
-one compiled right-hand side serves every model.
+moment input, and work arrays. A model without a body passes None: the right-hand side is one function, and the
+compiler prunes the body's branches from the version for such models (it carries none of this code).
 """
 
 from __future__ import annotations
@@ -214,8 +214,8 @@ def rigid_params(theta, rpar, jmat):  # type: ignore[no-untyped-def]
     return theta[rpar[0]], (theta[rpar[1]], theta[rpar[2]], theta[rpar[3]])
 
 
-def body_args(n: int, rigid: bool = False, g: float = 0.0, rdof: ArrayLike | None = None, rpar: ArrayLike | None = None,
-              mounts: ArrayLike | None = None, moments: ArrayLike | None = None) -> tuple[Any, ...]:
+def body_args(n: int, g: float, rdof: ArrayLike, rpar: ArrayLike, mounts: ArrayLike | None = None,
+              moments: ArrayLike | None = None) -> tuple[Any, ...]:
     """The ``body`` argument of the right-hand side, with fresh work arrays (one per run: they are written to)."""
     pts = np.zeros((0, 3)) if mounts is None else np.ascontiguousarray(mounts, dtype=np.float64).reshape(-1, 3)
     nm = max(pts.shape[0], 1)
@@ -225,11 +225,9 @@ def body_args(n: int, rigid: bool = False, g: float = 0.0, rdof: ArrayLike | Non
     rig = (np.zeros((3, 3)), np.zeros(6), np.zeros((6, 3)), np.zeros((6, 3)), np.zeros((6, 10)))
     elw = (np.zeros(6, np.int64), np.zeros(6), np.zeros(6), np.zeros((6, 6)))
     work = (np.zeros((n, n)), np.zeros((n, n)), np.zeros(n), np.zeros(n, np.int64), np.zeros(n), geo, mnt, rig, elw)
-    return (int(rigid), float(g),
-            np.zeros(6, np.int64) if rdof is None else np.ascontiguousarray(rdof, dtype=np.int64),
-            np.zeros(10, np.int64) if rpar is None else np.ascontiguousarray(rpar, dtype=np.int64),
-            pts, np.zeros((0, 2), np.int64) if moments is None else np.ascontiguousarray(moments, dtype=np.int64).reshape(-1, 2),
-            work)
+    mom = np.zeros((0, 2), np.int64) if moments is None else np.ascontiguousarray(moments, dtype=np.int64).reshape(-1, 2)
+    return (1, float(g), np.ascontiguousarray(rdof, dtype=np.int64), np.ascontiguousarray(rpar, dtype=np.int64), pts,
+            mom, work)
 
 
 @njit(cache=True)

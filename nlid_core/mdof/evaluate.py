@@ -67,7 +67,8 @@ def state_at(layout: Layout, y: FloatArray, u: FloatArray, theta: FloatArray, he
     mass = np.zeros(n)
     args = plan.args()
     code = rhs(y, u, th, *args, bool(want), ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
-    full = args[-1][6][0].copy() if plan.rigid is not None else np.diag(mass)
+    body = args[-1]
+    full = np.diag(mass) if body is None else body[6][0].copy()
     return ydot, jy, mp.fold(jp), int(code), full
 
 
