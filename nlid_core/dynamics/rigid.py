@@ -70,12 +70,10 @@ from ..status import GIMBAL_LOCK, NONPOSITIVE_MASS, OK
 from .geometry import fill_geometry
 from .linalg import _add, _axpy, _chol_solve, _cholesky, _col, _cross, _dot, _mtv, _mv, _put, _scale, _solve_block, _sym_unit
 
-__all__ = ["GIMBAL_COS", "RIGID_PARAMETERS", "body_args", "body_prepare", "body_solve", "mount_row"]
+__all__ = ["GIMBAL_COS", "body_args", "body_prepare", "body_solve", "mount_row"]
 
 #: |cos θ| below which the attitude counts as gimbal-locked.
 GIMBAL_COS = 1e-6
-#: Order of the rigid body's parameters in ``rpar``.
-RIGID_PARAMETERS: tuple[str, ...] = ("m", "cx", "cy", "cz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
 
 
 #: (row, column) of Jxx, Jyy, Jzz, Jxy, Jxz, Jyz in J.

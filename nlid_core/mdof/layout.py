@@ -31,15 +31,13 @@ from ..errors import ModelSpecError
 from ..terms.base import TermDef
 from .plan import build_plan
 
-__all__ = ["INPUT_KINDS", "Layout", "RIGID_PARAMETERS", "build_layout"]
+__all__ = ["INPUT_KINDS", "Layout", "build_layout"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 #: Input kinds: generalised force on a DOF, world force at the reference point, world moment.
 INPUT_KINDS: tuple[str, ...] = ("dof_force", "world_force", "world_moment")
-#: Order of the rigid body's parameters in ``rigid_par``.
-RIGID_PARAMETERS: tuple[str, ...] = ("m", "cx", "cy", "cz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
 
 
 @dataclass(frozen=True, eq=False)
