@@ -85,7 +85,7 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
         if body is not None:
             if elem[e, 11] != 0:  # mount di, world axis dj of the rigid body
                 mount = True
-                mnt = body[6][6]
+                mnt = body[5][6]
                 x = mnt[0][di, dj]
                 v = mnt[1][di, dj]
         if not mount:
@@ -195,9 +195,9 @@ def _mount_element(jm, k, n, nz, npe, zo, po, o, f, pidx, reg, outs, body, want,
     """An element on axis ``k`` of mount ``jm``: ``−J_rowᵀ F`` into the body's rows, and its internal states' rates,
     with their derivatives (``x`` has gradient ``J_row`` in q, ``v`` has ``∂v/∂q`` and ``J_row`` in q̇). ``J_row`` is
     zero on the two other translations, and so are ``∂v/∂q`` and ``∂J_row/∂q`` there, which the loops skip."""
-    rdof = body[2]
-    elw = body[6][8]
-    mount_row(jm, k, rdof, body[6][6], elw)
+    rdof = body[1]
+    elw = body[5][8]
+    mount_row(jm, k, rdof, body[5][6], elw)
     eidx, ejr, edv, eh = elw
     bs = 3 + nz + npe
     # rows and columns that can be non-zero: the mount axis's translation k and the three angles

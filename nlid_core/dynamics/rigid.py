@@ -51,8 +51,8 @@ likewise for θ, where :math:`(\partial M/\partial\cdot)\ddot q` is the derivati
 solved with the factor (:math:`M^{-1}` is never formed). ``R`` and ``E_b`` are differentiated twice in closed form,
 so every Jacobian is exact.
 
-``body`` (:func:`body_args`) = (1, g, rdof (6,), rpar (10,), mounts (n_m, 3), moments (k, 2), work): a marker,
-gravity along −z (m/s²), the body's DOFs (x, y, z, φ, θ, ψ), the parameter indices of
+``body`` (:func:`body_args`) = (g, rdof (6,), rpar (10,), mounts (n_m, 3), moments (k, 2), work): gravity along
+−z (m/s²), the body's DOFs (x, y, z, φ, θ, ψ), the parameter indices of
 (m, cx, cy, cz, Jxx, Jyy, Jzz, Jxy, Jxz, Jyz), the mount points (body axes, m), the (input column, world axis) of each
 moment input, and work arrays. A model without a body passes None: the right-hand side is one function, and the
 compiler prunes the body's branches from the version for such models (it carries none of this code).
@@ -224,14 +224,14 @@ def body_args(n: int, g: float, rdof: ArrayLike, rpar: ArrayLike, mounts: ArrayL
     elw = (np.zeros(6, np.int64), np.zeros(6), np.zeros(6), np.zeros((6, 6)))
     work = (np.zeros((n, n)), np.zeros((n, n)), np.zeros(n), np.zeros(n, np.int64), np.zeros(n), geo, mnt, rig, elw)
     mom = np.zeros((0, 2), np.int64) if moments is None else np.ascontiguousarray(moments, dtype=np.int64).reshape(-1, 2)
-    return (1, float(g), np.ascontiguousarray(rdof, dtype=np.int64), np.ascontiguousarray(rpar, dtype=np.int64), pts,
+    return (float(g), np.ascontiguousarray(rdof, dtype=np.int64), np.ascontiguousarray(rpar, dtype=np.int64), pts,
             mom, work)
 
 
 @njit(cache=True)
 def body_prepare(y, n, body):  # type: ignore[no-untyped-def]
     """Geometry and mount kinematics at ``y``; False at gimbal lock (|cos θ| < ``GIMBAL_COS``)."""
-    rdof, mounts, work = body[2], body[4], body[6]
+    rdof, mounts, work = body[1], body[3], body[5]
     if abs(np.cos(y[rdof[4]])) < GIMBAL_COS:
         return False
     fill_geometry((y[rdof[3]], y[rdof[4]], y[rdof[5]]), work[5])
@@ -264,7 +264,7 @@ def body_solve(y, u, theta, n, dof_in, held_code, body, want, ydot, jy, jp, mass
     """Finish the right-hand side of a model with a body: rows ``n..2n`` of ``ydot``, ``jy``, ``jp`` hold the
     element forces ``−ΣB_e F_e`` and their derivatives, ``mass``, ``dmy``, ``dmp`` the lumped inertia; add the inputs
     and the body's residual, then solve for the accelerations (see the module notes). Returns a status."""
-    g, rdof, rpar, moments, work = body[1], body[2], body[3], body[5], body[6]
+    g, rdof, rpar, moments, work = body[0], body[1], body[2], body[4], body[5]
     fm, low, col, free, acc, geo, _, rig, _ = work
     nst = y.size
     npar = theta.size

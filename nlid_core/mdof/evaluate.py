@@ -68,7 +68,7 @@ def state_at(layout: Layout, y: FloatArray, u: FloatArray, theta: FloatArray, he
     args = plan.args()
     code = rhs(y, u, th, *args, bool(want), ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
     body = args[-1]
-    full = np.diag(mass) if body is None else body[6][0].copy()
+    full = np.diag(mass) if body is None else body[5][0].copy()
     return ydot, jy, mp.fold(jp), int(code), full
 
 

@@ -46,21 +46,14 @@ class Layout:
 
     Attributes
     ----------
-    n_dof, n_params : int
-    rigid : bool
-    n_inputs, n_mounts : int
-    elem_terms : tuple of str
-        Term name of each element (connections, then mount elements).
+    n_dof, n_params, n_inputs : int
     plan : ModelPlan
         The model on the general layer (:mod:`.plan`), which simulates it.
     """
 
     n_dof: int
     n_params: int
-    rigid: bool
     n_inputs: int
-    n_mounts: int
-    elem_terms: tuple[str, ...]
     plan: Any
 
     @property
@@ -212,5 +205,4 @@ def build_layout(
     body = (rdof.tolist(), rpar.tolist()) if rigid is not None else None
     plan = build_plan(n, npar, list(zip(mass_dof, mass_par, strict=True)), gvec, body, float(g), conns, pts, mels,
                       list(zip(kinds, where, strict=True)))
-    return Layout(n_dof=n, n_params=npar, rigid=rigid is not None, n_inputs=len(kinds), n_mounts=int(pts.shape[0]),
-                  elem_terms=tuple(e[0].name for e in conns + mels), plan=plan)
+    return Layout(n_dof=n, n_params=npar, n_inputs=len(kinds), plan=plan)
