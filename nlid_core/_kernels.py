@@ -18,78 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .terms.fast_kernel import accel
 from .status import DIVERGED as DIVERGED, NONPOSITIVE_MASS as NONPOSITIVE_MASS, OK as OK  # the codes the kernels return
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def _accel(x, v, f, theta, codes, v_eps, gap, want, dadth):  # type: ignore[no-untyped-def]
-    """Return (a, da/dx, da/dv, mass) and fill dadth[:p] with da/dθ.
-
-    One pass evaluates each term's regressor φ_j (stored in ``dadth``), its
-    contribution and its x/v derivatives; then da/dθ_j = −φ_j/M for force
-    terms and −a·φ_j/M for inertia terms (codes 0, 1).
-    """
-    p = codes.size
-    mass = 0.0
-    dmass = 0.0
-    g = 0.0
-    dgx = 0.0
-    dgv = 0.0
-    for j in range(p):
-        c = codes[j]
-        th = theta[j]
-        if c == 0:  # m0
-            phi = 1.0
-            mass += th
-        elif c == 1:  # m1 x^2
-            phi = x * x
-            mass += th * phi
-            dmass += 2.0 * th * x
-        elif c == 2:  # c1 v
-            phi = v
-            dgv += th
-        elif c == 3:  # c2 |v| v
-            phi = abs(v) * v
-            dgv += 2.0 * th * abs(v)
-        elif c == 4:  # fc tanh(v/eps)
-            phi = np.tanh(v / v_eps)
-            dgv += th * (1.0 - phi * phi) / v_eps
-        elif c == 5:  # k1 x
-            phi = x
-            dgx += th
-        elif c == 6:  # k2 x^2
-            phi = x * x
-            dgx += 2.0 * th * x
-        elif c == 7:  # k3 x^3
-            phi = x * x * x
-            dgx += 3.0 * th * x * x
-        elif c == 8:  # kg dz(x, gap)
-            if x > gap:
-                phi = x - gap
-                dgx += th
-            elif x < -gap:
-                phi = x + gap
-                dgx += th
-            else:
-                phi = 0.0
-        else:  # 9: f0
-            phi = 1.0
-        if c > 1:
-            g += th * phi
-        dadth[j] = phi
-    if not mass > 0.0:
-        return 0.0, 0.0, 0.0, mass
-    inv_m = 1.0 / mass
-    a = (f - g) * inv_m
-    if want:
-        for j in range(p):
-            if codes[j] > 1:
-                dadth[j] = -dadth[j] * inv_m
-            else:
-                dadth[j] = -a * dadth[j] * inv_m
-    dadx = (-dgx - a * dmass) * inv_m
-    dadv = -dgv * inv_m
-    return a, dadx, dadv, mass
 
 
 @njit(cache=True)
@@ -102,7 +32,16 @@ def _stop(y, sens, want_sens, first_unset, status, index):  # type: ignore[no-un
 
 
 @njit(cache=True, error_model="numpy")
-def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, with_x0, out_ch, x_limit):  # type: ignore[no-untyped-def]
+def simulate_rk4(t, f_fine, nsub, x0, v0, theta, terms, want_sens, with_x0, out_ch, x_limit):  # type: ignore[no-untyped-def]
+    """Integrate the term model over the sample grid ``t``: :func:`_simulate` with ``want_sens`` a literal, so
+    that the compiler specialises the term evaluation for it (about 1.5× faster than a run-time flag)."""
+    if want_sens:
+        return _simulate(t, f_fine, nsub, x0, v0, theta, terms, True, with_x0, out_ch, x_limit)
+    return _simulate(t, f_fine, nsub, x0, v0, theta, terms, False, with_x0, out_ch, x_limit)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _simulate(t, f_fine, nsub, x0, v0, theta, terms, want_sens, with_x0, out_ch, x_limit):  # type: ignore[no-untyped-def]
     """Integrate the term model over the sample grid ``t``.
 
     Returns
@@ -119,7 +58,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
         Sample index where the run stopped (n when it completed).
     """
     n = t.size
-    p = codes.size
+    p = theta.size
     q = p + 2 if with_x0 else p
     nc = out_ch.size
     y = np.empty((n, 3))
@@ -127,7 +66,9 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
         sens = np.empty((n, nc, q))
     else:
         sens = np.zeros((1, 1, 1))
-    dadth = np.zeros(p + 2)  # entries p, p+1 (initial state) stay 0
+    # ∂F/∂θ and ∂m/∂θ of the last evaluation (columns p, p+1, the initial state, stay 0), from which
+    # da/dθ = −(∂F/∂θ + a·∂m/∂θ)/m is formed inside each sensitivity loop
+    work = np.zeros((2, p + 2))
     # sensitivities: Sx[k], Sv[k] for k in 0..q-1
     Sx = np.zeros(q)
     Sv = np.zeros(q)
@@ -147,7 +88,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
     stride = 2 * nsub
     for i in range(n):
         # output at sample i
-        a, dadx, dadv, mass = _accel(x, v, f_fine[i * stride], theta, codes, v_eps, gap, want_sens, dadth)
+        a, dadx, dadv, mass = accel(x, v, f_fine[i * stride], theta, terms, want_sens, work)
         if not mass > 0.0:
             return _stop(y, sens, want_sens, i, NONPOSITIVE_MASS, i)
         if not (np.isfinite(x) and np.isfinite(v) and np.isfinite(a)) or abs(x) > x_limit:
@@ -164,7 +105,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
                     elif ch == 1:
                         sens[i, c, k] = Sv[k]
                     else:
-                        sens[i, c, k] = dadx * Sx[k] + dadv * Sv[k] + dadth[k]
+                        sens[i, c, k] = dadx * Sx[k] + dadv * Sv[k] - (work[0, k] + a * work[1, k]) / mass
         if i == n - 1:
             break
         h = (t[i + 1] - t[i]) / nsub
@@ -175,7 +116,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             fm = f_fine[j0 + 1]
             fb = f_fine[j0 + 2]
             # stage 1
-            a1, ax1, av1, m1 = _accel(x, v, fa, theta, codes, v_eps, gap, want_sens, dadth)
+            a1, ax1, av1, m1 = accel(x, v, fa, theta, terms, want_sens, work)
             if not m1 > 0.0:
                 return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx1 = v
@@ -183,11 +124,11 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
             if want_sens:
                 for k in range(q):
                     k1x[k] = Sv[k]
-                    k1v[k] = ax1 * Sx[k] + av1 * Sv[k] + dadth[k]
+                    k1v[k] = ax1 * Sx[k] + av1 * Sv[k] - (work[0, k] + a1 * work[1, k]) / m1
             # stage 2
             x2 = x + 0.5 * h * kx1
             v2 = v + 0.5 * h * kv1
-            a2, ax2, av2, m2 = _accel(x2, v2, fm, theta, codes, v_eps, gap, want_sens, dadth)
+            a2, ax2, av2, m2 = accel(x2, v2, fm, theta, terms, want_sens, work)
             if not m2 > 0.0:
                 return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx2 = v2
@@ -197,11 +138,11 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
                     txk = Sx[k] + 0.5 * h * k1x[k]
                     tvk = Sv[k] + 0.5 * h * k1v[k]
                     k2x[k] = tvk
-                    k2v[k] = ax2 * txk + av2 * tvk + dadth[k]
+                    k2v[k] = ax2 * txk + av2 * tvk - (work[0, k] + a2 * work[1, k]) / m2
             # stage 3
             x3 = x + 0.5 * h * kx2
             v3 = v + 0.5 * h * kv2
-            a3, ax3, av3, m3 = _accel(x3, v3, fm, theta, codes, v_eps, gap, want_sens, dadth)
+            a3, ax3, av3, m3 = accel(x3, v3, fm, theta, terms, want_sens, work)
             if not m3 > 0.0:
                 return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx3 = v3
@@ -211,11 +152,11 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
                     txk = Sx[k] + 0.5 * h * k2x[k]
                     tvk = Sv[k] + 0.5 * h * k2v[k]
                     k3x[k] = tvk
-                    k3v[k] = ax3 * txk + av3 * tvk + dadth[k]
+                    k3v[k] = ax3 * txk + av3 * tvk - (work[0, k] + a3 * work[1, k]) / m3
             # stage 4
             x4 = x + h * kx3
             v4 = v + h * kv3
-            a4, ax4, av4, m4 = _accel(x4, v4, fb, theta, codes, v_eps, gap, want_sens, dadth)
+            a4, ax4, av4, m4 = accel(x4, v4, fb, theta, terms, want_sens, work)
             if not m4 > 0.0:
                 return _stop(y, sens, want_sens, i + 1, NONPOSITIVE_MASS, i)
             kx4 = v4
@@ -225,7 +166,7 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
                     txk = Sx[k] + h * k3x[k]
                     tvk = Sv[k] + h * k3v[k]
                     k4x[k] = tvk
-                    k4v[k] = ax4 * txk + av4 * tvk + dadth[k]
+                    k4v[k] = ax4 * txk + av4 * tvk - (work[0, k] + a4 * work[1, k]) / m4
                 for k in range(q):
                     Sx[k] += h / 6.0 * (k1x[k] + 2.0 * k2x[k] + 2.0 * k3x[k] + k4x[k])
                     Sv[k] += h / 6.0 * (k1v[k] + 2.0 * k2v[k] + 2.0 * k3v[k] + k4v[k])
@@ -237,15 +178,15 @@ def simulate_rk4(t, f_fine, nsub, x0, v0, theta, codes, v_eps, gap, want_sens, w
 
 
 @njit(cache=True)
-def max_rate(x_range, v_range, n_grid, theta, codes, v_eps, gap):  # type: ignore[no-untyped-def]
+def max_rate(x_range, v_range, n_grid, theta, terms):  # type: ignore[no-untyped-def]
     """Largest |∂a/∂v| + sqrt(|∂a/∂x|) over a grid of |x| <= x_range, |v| <= v_range."""
-    dadth = np.zeros(codes.size + 2)
+    work = np.zeros((2, theta.size + 2))
     rate = 0.0
     for i in range(n_grid):
         xi = -x_range + 2.0 * x_range * i / (n_grid - 1)
         for j in range(n_grid):
             vj = -v_range + 2.0 * v_range * j / (n_grid - 1)
-            _, dadx, dadv, mass = _accel(xi, vj, 0.0, theta, codes, v_eps, gap, False, dadth)
+            _, dadx, dadv, mass = accel(xi, vj, 0.0, theta, terms, False, work)
             if mass > 0.0:
                 r = abs(dadv) + np.sqrt(abs(dadx))
                 if r > rate:

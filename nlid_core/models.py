@@ -148,17 +148,21 @@ class TermModel(Model):
         return None
 
     @cached_property
-    def fast_codes(self) -> NDArray[np.int64] | None:
-        """Codes of the specialised single-DOF kernel (:mod:`nlid_core._kernels`), one per term, or None
-        when a term has none (internal states, custom terms)."""
-        codes = [t.fast_code for t in self.specs]
+    def fast_terms(self) -> NDArray[np.int64] | None:
+        """The single-DOF fast kernel's term table (:mod:`nlid_core.terms.fast_kernel`, generated from the terms'
+        programs): row 0 each term's branch, row 1 its first parameter's index; None when a term has no branch
+        (internal states, typed terms, or a library term the generated module does not match)."""
+        from .terms.fast_kernel import TERMS as FAST
+        from .terms.fastgen import identity
+
+        codes = [FAST.index(identity(t)) if identity(t) in FAST and not t.custom else None for t in self.specs]
         if any(c is None for c in codes):
             return None
-        return np.array(codes, dtype=np.int64)
+        return np.ascontiguousarray(np.vstack([np.array(codes, dtype=np.int64), self.coefficient_index]))
 
     @cached_property
     def coefficient_index(self) -> NDArray[np.int64]:
-        """Index of each term's first parameter (its coefficient) in the parameter vector."""
+        """Index of each term's first parameter in the parameter vector."""
         out, k = [], 0
         for t in self.specs:
             out.append(k)

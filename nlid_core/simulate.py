@@ -19,9 +19,9 @@ about (ωh)²/12 and so biases every parameter by that fraction; the cubic
 spline's error is O((ωh)⁴) instead.
 
 Any :class:`~nlid_core.models.TermModel` simulates, with internal states (LuGre, Bouc-Wen) and
-typed terms: stateless models of library terms run on the specialised kernel of
-:mod:`nlid_core._kernels` (tested to agree with the general path), every other model on the
-general layer (:func:`nlid_core.dynamics.integrate.integrate`: RK4, or SDIRK4 when stiff).
+typed terms: memoryless models of library terms run on the fast loop of :mod:`nlid_core._kernels` with
+the terms' programs unrolled into source (:mod:`nlid_core.terms.fast_kernel`, tested to agree with the
+general path), every other model on the general layer (:func:`nlid_core.dynamics.integrate.integrate`: RK4, or SDIRK4 when stiff).
 
 Divergence (non-finite state, |x| beyond ``x_limit``, or a non-positive
 effective mass) is a *result*: ``success=False`` with a message saying where,
@@ -194,11 +194,10 @@ def auto_substeps(
     models the bound ``|∂a/∂ẋ| + sqrt(|∂a/∂x|)``) over ``|x| <= x_range``, ``|ẋ| <= v_range``, internal
     states at their steady values.
     """
-    codes = model.fast_codes
+    terms = model.fast_terms
     theta = np.asarray(theta, dtype=np.float64)
-    if codes is not None:
-        coef, v_eps, gap = _fast_args(model, theta)
-        rate = _kernels.max_rate(float(x_range), float(v_range), 21, coef, codes, v_eps, gap)
+    if terms is not None:
+        rate = _kernels.max_rate(float(x_range), float(v_range), 21, np.array(theta), terms)
     else:
         rate = _general_rate(model, theta, float(x_range), float(v_range))
     if not math.isfinite(rate) or rate <= 0:
@@ -215,14 +214,6 @@ def _general_rate(model: TermModel, theta: FloatArray, x_range: float, v_range: 
             y0 = model.initial_state([xi, vj], theta)
             rate = max(rate, plan_rate(model.plan, y0, theta, np.zeros(1)))
     return rate
-
-
-def _fast_args(model: TermModel, theta: FloatArray) -> tuple[FloatArray, float, float]:
-    """Coefficients (one per term), v_eps and gap for the specialised kernel."""
-    names = model.param_names
-    v_eps = float(theta[names.index("v_eps")]) if "v_eps" in names else 1e-3
-    gap = float(theta[names.index("gap")]) if "gap" in names else 0.0
-    return np.ascontiguousarray(theta[model.coefficient_index]), v_eps, gap
 
 
 def _status_message(status: int, t: FloatArray, idx: int, x_limit: float) -> tuple[str, str, float | None]:
@@ -316,7 +307,7 @@ def simulate(
     if bad:
         raise ModelSpecError(f"unknown output channel(s) {bad}; choose from {OUTPUT_CHANNELS}")
     dt = float((t_arr[-1] - t_arr[0]) / (t_arr.size - 1))
-    if substeps is None and model.fast_codes is not None:
+    if substeps is None and model.fast_terms is not None:
         substeps = auto_substeps(model, theta, dt, 1.0, 1.0)
     if substeps is not None and int(substeps) < 1:
         raise ModelSpecError(f"`substeps` must be >= 1, got {substeps}")
@@ -324,9 +315,9 @@ def simulate(
     limit = float(x_limit) if x_limit is not None else 1e6 * (1.0 + abs(x0v[0]))
     out_ch = np.array([OUTPUT_CHANNELS.index(o) for o in outputs], dtype=np.int64)
     start = time.perf_counter()
-    codes = model.fast_codes
+    terms = model.fast_terms
     p = model.n_params
-    use_fast = codes is not None and (not sensitivities or bool(model.linear_mask.all())) and method in ("auto", "rk4")
+    use_fast = terms is not None and (not sensitivities or bool(model.linear_mask.all())) and method in ("auto", "rk4")
     if not use_fast:
         return _simulate_general(model, t_arr, f_arr, theta, x0v, input_hold=input_hold, substeps=substeps,
                                  sensitivities=sensitivities, outputs=outputs, limit=limit, method=method,
@@ -335,26 +326,15 @@ def simulate(
         fine = fine_input(t_arr, f_arr, nsub, input_hold)
     elif fine.shape != ((t_arr.size - 1) * 2 * nsub + 1,):
         raise ModelSpecError(f"`fine` has shape {fine.shape}; it does not match `t` and `substeps` = {nsub}")
-    assert codes is not None
-    coef, v_eps, gap = _fast_args(model, theta)
+    assert terms is not None
     y, sens, status, idx = _kernels.simulate_rk4(
-        t_arr, fine, nsub, x0v[0], x0v[1], coef, codes, v_eps, gap, bool(sensitivities),
+        t_arr, fine, nsub, x0v[0], x0v[1], np.array(theta), terms, bool(sensitivities),  # a writable copy: one
+        # compiled specialisation whatever the caller's array
         bool(initial_state_sensitivities), out_ch, limit,
     )
     elapsed = time.perf_counter() - start
     status_name, message, fail_time = _status_message(int(status), t_arr, int(idx), limit)
-    sens_map = None
-    if sensitivities:
-        if codes.size == p:
-            sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)}
-        else:  # scatter the coefficient columns into the full parameter vector
-            q = p + (2 if initial_state_sensitivities else 0)
-            sens_map = {}
-            for k, o in enumerate(outputs):
-                full = np.zeros((t_arr.size, q))
-                full[:, model.coefficient_index] = sens[:, k, : codes.size]
-                full[:, p:] = sens[:, k, codes.size :]
-                sens_map[o] = full
+    sens_map = {o: sens[:, k, :] for k, o in enumerate(outputs)} if sensitivities else None
     return SimulationResult(
         t=t_arr,
         x=y[:, 0],

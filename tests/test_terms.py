@@ -16,7 +16,7 @@ import pkgutil
 import numpy as np
 import pytest
 
-from nlid_core import _kernels
+from nlid_core.terms.fast_kernel import accel
 from nlid_core.errors import ModelSpecError
 from nlid_core.models import TermModel
 from nlid_core.terms import REGISTRY, custom_term, parse_custom
@@ -151,22 +151,53 @@ def test_regressors_reproduce_the_force_of_memoryless_terms(term: TermDef) -> No
     assert np.all(phi[:, ~lin] == 0.0)
 
 
-def test_specialised_kernel_agrees_with_the_general_program(term: TermDef) -> None:
-    if term.fast_code is None:
-        pytest.skip("not covered by the specialised kernel")
+def test_fast_kernel_agrees_with_the_general_program(term: TermDef) -> None:
+    """The generated fast kernel (every memoryless library term) gives the general program's acceleration,
+    its partials and its parameter partials, which the sensitivities of the fast simulator are made of."""
     names = ("m0", term.name) if term.name != "m0" else ("m0",)
-    model = TermModel(names)
+    model = TermModel(names, custom=[term] if term.custom else [])
+    if model.fast_terms is None:
+        assert term.states or term.custom, f"`{term.name}` is memoryless but not in the generated fast kernel"
+        pytest.skip("internal states or typed: the general layer runs it")
     rng = np.random.default_rng(5)
     theta = model.default_parameters({n: VALUES.get(n, 1.3) for n in model.param_names}).values
-    coef = theta[model.coefficient_index]
-    v_eps = VALUES["v_eps"]
-    gap = VALUES["gap"]
+    p = theta.size
+    work = np.zeros((2, p + 2))
     for x, v in rng.uniform(-0.5, 0.5, size=(10, 2)):
-        a, dadx, dadv, mass = _kernels._accel(x, v, 0.7, coef, model.fast_codes, v_eps, gap, False, np.zeros(4))
-        ydot, jy, _, masses, code = model.linearise(np.array([x, v]), theta, np.array([0.7]))
+        a, dadx, dadv, mass = accel(x, v, 0.7, theta, model.fast_terms, True, work)
+        ydot, jy, jp, masses, code = model.linearise(np.array([x, v]), theta, np.array([0.7]))
         assert code == 0
         np.testing.assert_allclose([ydot[1], jy[1, 0], jy[1, 1], masses[0]], [a, dadx, dadv, mass], rtol=1e-12,
                                    atol=1e-12)
+        np.testing.assert_allclose(-(work[0, :p] + a * work[1, :p]) / mass, jp[1], rtol=1e-12, atol=1e-12)
+
+
+def test_op_source_is_apply() -> None:
+    """The source form of every instruction (what the fast kernel is generated from) gives what the program
+    evaluator computes, bit for bit, on ordinary operands, zeros of both signs, ties, infinities and NaN."""
+    from numba import njit
+
+    from nlid_core.terms import vm
+
+    vals = [0.0, -0.0, 1.5, -2.25, 3.0, 1e-300, -1e300, np.inf, -np.inf, np.nan]
+    for code, text in vm.OP_SOURCE.items():
+        src = f"def f(u, w):\n    return {text.format(u='u', w='w')}\n"
+        scope = {"np": np, "power": vm.power, "TINY": vm.TINY}
+        exec(src, scope)  # noqa: S102 - the project's own table, compiled the way the generated module is
+        f = njit(error_model="numpy")(scope["f"])
+        for u in vals:
+            for w in vals:
+                with np.errstate(all="ignore"):
+                    want, got = vm.apply(code, u, w), f(u, w)
+                assert (want == got and np.signbit(want) == np.signbit(got)) or (np.isnan(want) and np.isnan(got)), \
+                    (code, text, u, w, want, got)
+
+
+def test_generated_fast_kernel_is_current() -> None:
+    """The committed fast kernel is what the generator makes of today's library."""
+    from nlid_core.terms import fastgen
+
+    assert fastgen.is_current(), "run python -m nlid_core.terms.fastgen"
 
 
 def test_every_library_module_is_registered() -> None:

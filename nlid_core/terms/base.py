@@ -124,9 +124,6 @@ class TermDef:
         Tried by the nonlinearity evidence's equation-error comparison.
     custom : bool
         Typed by a user rather than part of the library.
-    fast_code : int or None
-        Its branch in the specialised single-DOF kernel (:mod:`nlid_core._kernels`), which must agree
-        with the compiled program (checked by the contract test); None for terms it does not cover.
     redundancies : tuple of ((str, ...), str)
         Parameter groups ``(p0, p1, ..., pk)`` on which the model depends only through the products
         ``p0·p1, ..., p0·pk`` (``p0`` scales out), each with the sentence a fit report gives when
@@ -150,7 +147,6 @@ class TermDef:
     baseline: bool = False
     evidence: bool = False
     custom: bool = False
-    fast_code: int | None = None
     redundancies: tuple[tuple[tuple[str, ...], str], ...] = ()
     start_grid: tuple[tuple[str, tuple[float, ...]], ...] = ()
 

@@ -9,5 +9,4 @@ TERM = TermDef(
     name="c2", description="quadratic damping", force="c2*abs(v)*v",
     params=(ParamSpec("c2", Dim.of(f=1, x=-2, t=2), 0.0, math.inf, description="quadratic damping"),),
     basis="|ẋ|·ẋ", proposable=True, evidence=True,
-    fast_code=3,
 )

@@ -7,5 +7,4 @@ TERM = TermDef(
     name="f0", description="constant force offset", force="f0",
     params=(ParamSpec("f0", Dim.of(f=1), description="force offset"),),
     template="{f0}", basis="1", proposable=True,
-    fast_code=9,
 )

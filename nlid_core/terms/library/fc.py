@@ -13,5 +13,4 @@ TERM = TermDef(
                   description="velocity scale of the smoothing"),
     ),
     template="{fc}·tanh(ẋ/{v_eps})", basis="tanh(ẋ/v_eps)", proposable=True,
-    fast_code=4,
 )

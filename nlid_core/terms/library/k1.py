@@ -7,5 +7,4 @@ TERM = TermDef(
     name="k1", description="linear stiffness", force="k1*x",
     params=(ParamSpec("k1", Dim.of(f=1, x=-1), description="linear stiffness"),),
     basis="x", baseline=True,
-    fast_code=5,
 )

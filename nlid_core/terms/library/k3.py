@@ -7,5 +7,4 @@ TERM = TermDef(
     name="k3", description="cubic (Duffing) stiffness", force="k3*x**3",
     params=(ParamSpec("k3", Dim.of(f=1, x=-3), description="cubic stiffness"),),
     basis="x³", proposable=True, evidence=True,
-    fast_code=7,
 )
