@@ -15,12 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..errors import NlidError
+from ..errors import NlidError, SimulationError
 from .common import COMMAND_HELP
 
 __all__ = ["MAX_GRID_ROWS", "add_batch_parser", "run_batch", "format_progress", "format_summary"]
@@ -152,6 +155,27 @@ def _stopped(store: Any, owner: str, name: str) -> str:
             "run the same command to resume")
 
 
+@contextmanager
+def _interrupt_flag() -> Iterator[threading.Event]:
+    """Ctrl-C raises KeyboardInterrupt as usual and also sets the returned flag, which the batch polls
+    between items: an interrupt that lands while Python runs a finaliser or a callback is reported there
+    and dropped, and without the flag the batch would then run to its end."""
+    flag = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def handler(_signum: int, _frame: Any) -> None:
+        flag.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def run_batch(args: argparse.Namespace, emit: Callable[[str], None] | None = None) -> int:
     """Run ``batch`` for parsed ``args``; returns the exit status (errors raise :class:`NlidError`).
 
@@ -191,8 +215,14 @@ def run_batch(args: argparse.Namespace, emit: Callable[[str], None] | None = Non
     try:
         if not args.quiet:
             out(f"batch {spec.kind} from {Path(args.spec).name}: {spec.n_items} items; study database {store.url}")
-        res = run(store, owner, spec, study=args.study, restart=args.restart, scheduler=args.scheduler,
-                  workers=args.workers, progress=_printer(args.quiet, out))
+        with _interrupt_flag() as interrupted:
+            try:
+                res = run(store, owner, spec, study=args.study, restart=args.restart, scheduler=args.scheduler,
+                          workers=args.workers, progress=_printer(args.quiet, out), cancel=interrupted.is_set)
+            except SimulationError:
+                if not interrupted.is_set():
+                    raise
+                raise KeyboardInterrupt from None  # the interrupt, seen through the cancel flag
     except KeyboardInterrupt:
         if not args.quiet:
             out(_stopped(store, owner, study_name(spec, args.study)))
