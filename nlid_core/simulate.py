@@ -327,10 +327,12 @@ def simulate(
     elif fine.shape != ((t_arr.size - 1) * 2 * nsub + 1,):
         raise ModelSpecError(f"`fine` has shape {fine.shape}; it does not match `t` and `substeps` = {nsub}")
     assert terms is not None
+    # writable arrays whatever the caller's (records loaded from files hold read-only ones): one compiled
+    # specialisation of the kernel, not two
     y, sens, status, idx = _kernels.simulate_rk4(
-        t_arr, fine, nsub, x0v[0], x0v[1], np.array(theta), terms, bool(sensitivities),  # a writable copy: one
-        # compiled specialisation whatever the caller's array
-        bool(initial_state_sensitivities), out_ch, limit,
+        t_arr if t_arr.flags.writeable else t_arr.copy(), fine if fine.flags.writeable else fine.copy(), nsub,
+        x0v[0], x0v[1], np.array(theta), terms, bool(sensitivities), bool(initial_state_sensitivities), out_ch,
+        limit,
     )
     elapsed = time.perf_counter() - start
     status_name, message, fail_time = _status_message(int(status), t_arr, int(idx), limit)
