@@ -71,6 +71,52 @@ class MultiStart:
     best_fit: FitResult | None
 
 
+def _centre(recs: Sequence[Record], mdl: TermModel, ps: ParameterSet, no_params: bool, base_opts: FitOptions
+            ) -> tuple[FloatArray, FloatArray]:
+    """The centre values of the starts and, for centres still at zero, the half-width of their draws (±3
+    equation-error standard errors; a zero centre has no scale of its own)."""
+    centre = ps.values
+    free = ps.free_mask
+    zero_hw = np.zeros(centre.size)
+    if no_params or np.any(centre[free] == 0):
+        ee = equation_error(recs, mdl, ps, dataclasses.replace(base_opts, method="equation-error", prior=None))
+        centre = np.where(free & ((centre == 0) | no_params), ee.parameters.values, centre)
+        ee_se = np.array([ee.estimate(n).stderr for n in mdl.param_names])
+        zero_hw = np.where((centre == 0) & np.isfinite(ee_se), 3.0 * ee_se, 0.0)
+    return centre, zero_hw
+
+
+def _draw_starts(gen: np.random.Generator, centre: FloatArray, zero_hw: FloatArray, ps: ParameterSet,
+                 n_starts: int) -> FloatArray:
+    """Start values of the free parameters, one row a start (see :func:`multistart`)."""
+    lo, hi = ps.lower, ps.upper
+    fidx = np.flatnonzero(ps.free_mask)
+    starts = np.zeros((n_starts, fidx.size))
+    for s in range(n_starts):
+        for j, i in enumerate(fidx):
+            if math.isfinite(lo[i]) and math.isfinite(hi[i]):
+                val = gen.uniform(lo[i], hi[i])
+            elif centre[i] == 0:
+                val = gen.uniform(max(lo[i], -zero_hw[i]), min(hi[i], zero_hw[i]))
+            else:
+                val = centre[i] * math.exp(gen.uniform(math.log(START_FACTOR[0]), math.log(START_FACTOR[1])))
+            starts[s, j] = min(max(val, lo[i]), hi[i])
+    return starts
+
+
+def _common_substeps(mdl: TermModel, recs: Sequence[Record], centre: FloatArray, fidx: NDArray[np.intp],
+                     starts: FloatArray) -> int:
+    """RK4 substeps enough for the fastest start, so that every run's cost compares."""
+    nsub = 1
+    for s in range(starts.shape[0]):
+        th = centre.copy()
+        th[fidx] = starts[s]
+        for r in recs:
+            v = r.v if r.v is not None else np.gradient(r.x, r.t)
+            nsub = max(nsub, _substeps(mdl, th, r.dt, r.x, v))
+    return int(nsub)
+
+
 def multistart(
     records: Sequence[Record] | Record,
     model: TermModel | str | Sequence[str],
@@ -128,42 +174,17 @@ def multistart(
     ps = params if params is not None else mdl.default_parameters(force_unit=fu, x_unit=xu)
     if ps.names != mdl.param_names:
         raise ModelSpecError(f"parameters {ps.names} do not match the model terms {mdl.param_names}")
-    centre = ps.values
-    free = ps.free_mask
-    # a zero centre has no scale: such parameters are drawn within ±3 equation-error standard errors of it
-    zero_hw = np.zeros(centre.size)
-    if params is None or np.any(centre[free] == 0):
-        ee = equation_error(recs, mdl, ps, dataclasses.replace(base_opts, method="equation-error", prior=None))
-        centre = np.where(free & ((centre == 0) | (params is None)), ee.parameters.values, centre)
-        ee_se = np.array([ee.estimate(n).stderr for n in mdl.param_names])
-        zero_hw = np.where((centre == 0) & np.isfinite(ee_se), 3.0 * ee_se, 0.0)
-    lo, hi = ps.lower, ps.upper
+    centre, zero_hw = _centre(recs, mdl, ps, params is None, base_opts)
     names = ps.free_names
-    fidx = np.flatnonzero(free)
-    starts = np.zeros((n_starts, fidx.size))
-    for s in range(n_starts):
-        for j, i in enumerate(fidx):
-            if math.isfinite(lo[i]) and math.isfinite(hi[i]):
-                val = gen.uniform(lo[i], hi[i])
-            elif centre[i] == 0:
-                val = gen.uniform(max(lo[i], -zero_hw[i]), min(hi[i], zero_hw[i]))
-            else:
-                val = centre[i] * math.exp(gen.uniform(math.log(START_FACTOR[0]), math.log(START_FACTOR[1])))
-            starts[s, j] = min(max(val, lo[i]), hi[i])
+    fidx = np.flatnonzero(ps.free_mask)
+    starts = _draw_starts(gen, centre, zero_hw, ps, n_starts)
     mass = mdl.mass_parameter
     if mass is not None and mass in names:  # a start exactly at zero mass cannot be simulated
         j = names.index(mass)
         floor = MASS_FLOOR * coefficient_scales(mdl, recs)[mass]
-        starts[:, j] = np.maximum(starts[:, j], min(floor, hi[fidx[j]]))
+        starts[:, j] = np.maximum(starts[:, j], min(floor, ps.upper[fidx[j]]))
     if opts.substeps is None:
-        nsub = 1
-        for s in range(n_starts):
-            th = centre.copy()
-            th[fidx] = starts[s]
-            for r in recs:
-                v = r.v if r.v is not None else np.gradient(r.x, r.t)
-                nsub = max(nsub, _substeps(mdl, th, r.dt, r.x, v))
-        opts = dataclasses.replace(opts, substeps=int(nsub))
+        opts = dataclasses.replace(opts, substeps=_common_substeps(mdl, recs, centre, fidx, starts))
     nsub_used = int(opts.substeps)  # type: ignore[arg-type]
     ends = np.full_like(starts, np.nan)
     costs = np.full(n_starts, np.nan)

@@ -209,32 +209,11 @@ def _grid(data: Mapping[str, Any], base_dir: Path, outside: bool = False) -> Gri
     return GridSpec(records=records, variants=variants)
 
 
-def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, outside: bool = False) -> MonteCarloSpec:
+def _mc_excitation(exc: Mapping[str, Any], draws: int, base_dir: Path, files: bool, outside: bool
+                   ) -> tuple[str | None, dict[str, Any], Path | None]:
+    """The ``[excitation]`` table of a monte_carlo spec: a generator's kind and settings, or a force file."""
     from ..excitation import EXCITATIONS
 
-    if "draws" not in data:
-        raise ModelSpecError("a monte_carlo spec needs `draws` (the number of simulated tests)")
-    draws = _integer(data["draws"], "", "draws", 1, MAX_ITEMS)
-    seed = _integer(data.get("seed", 0), "", "seed", 0, 2**63 - 1)
-    for key in ("model", "excitation", "measurement"):
-        if key not in data:
-            raise ModelSpecError(f"a monte_carlo spec needs a [{key}] table")
-    model = _table(data["model"], "[model]")
-    _unknown(model, _MODEL_KEYS, "[model]")
-    if "values" not in model:
-        raise ModelSpecError("[model]: give the true `values` (e.g. values = { m0 = 1.0, k1 = 1500.0 })")
-    values = _values(model["values"], "[model]", "values")
-    terms = _strings(model["terms"], "[model]", "terms", limit=64) if "terms" in model else tuple(values)
-    custom = _strings(model["custom"], "[model]", "custom", limit=8) if "custom" in model else ()
-    v_eps = _number(model["v_eps"], "[model]", "v_eps", positive=True) if "v_eps" in model else None
-    gap = _number(model["gap"], "[model]", "gap", nonnegative=True) if "gap" in model else None
-    x0 = (0.0, 0.0)
-    if "x0" in model:
-        raw = model["x0"]
-        if not isinstance(raw, list) or len(raw) != 2:
-            raise ModelSpecError("[model] `x0` must be [displacement, velocity]")
-        x0 = (_number(raw[0], "[model]", "x0"), _number(raw[1], "[model]", "x0"))
-    exc = _table(data["excitation"], "[excitation]")
     kind: str | None = None
     settings: dict[str, Any] = {}
     efile: Path | None = None
@@ -271,7 +250,11 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, ou
                 raise ModelSpecError(f"[excitation] `duration_s` x `fs_hz` = {duration * fs:.3g} samples; at most "
                                      f"{MAX_MC_SAMPLES}")
             check_work(draws, draws * float(duration) * float(fs), "monte_carlo spec")
-    meas = _table(data["measurement"], "[measurement]")
+    return kind, settings, efile
+
+
+def _mc_measurement(meas: Mapping[str, Any]) -> tuple[tuple[str, ...], dict[str, float]]:
+    """The ``[measurement]`` table of a monte_carlo spec: the measured channels and the noise of each."""
     _unknown(meas, _MEASUREMENT_KEYS, "[measurement]")
     channels = _strings(meas.get("channels", ["x"]), "[measurement]", "channels", limit=3)
     if "x" not in channels or any(c not in ("x", "v", "a") for c in channels) or len(set(channels)) != len(channels):
@@ -284,6 +267,35 @@ def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, ou
             raise ModelSpecError(f"[measurement] `noise` takes the measured channels {', '.join(channels)} and f; "
                                  f"got `{str(ch)[:40]}`")
         noise[ch] = _number(sd, "[measurement]", f"noise.{ch}", nonnegative=True)
+    return channels, noise
+
+
+def _monte_carlo(data: Mapping[str, Any], base_dir: Path, files: bool = True, outside: bool = False) -> MonteCarloSpec:
+    if "draws" not in data:
+        raise ModelSpecError("a monte_carlo spec needs `draws` (the number of simulated tests)")
+    draws = _integer(data["draws"], "", "draws", 1, MAX_ITEMS)
+    seed = _integer(data.get("seed", 0), "", "seed", 0, 2**63 - 1)
+    for key in ("model", "excitation", "measurement"):
+        if key not in data:
+            raise ModelSpecError(f"a monte_carlo spec needs a [{key}] table")
+    model = _table(data["model"], "[model]")
+    _unknown(model, _MODEL_KEYS, "[model]")
+    if "values" not in model:
+        raise ModelSpecError("[model]: give the true `values` (e.g. values = { m0 = 1.0, k1 = 1500.0 })")
+    values = _values(model["values"], "[model]", "values")
+    terms = _strings(model["terms"], "[model]", "terms", limit=64) if "terms" in model else tuple(values)
+    custom = _strings(model["custom"], "[model]", "custom", limit=8) if "custom" in model else ()
+    v_eps = _number(model["v_eps"], "[model]", "v_eps", positive=True) if "v_eps" in model else None
+    gap = _number(model["gap"], "[model]", "gap", nonnegative=True) if "gap" in model else None
+    x0 = (0.0, 0.0)
+    if "x0" in model:
+        raw = model["x0"]
+        if not isinstance(raw, list) or len(raw) != 2:
+            raise ModelSpecError("[model] `x0` must be [displacement, velocity]")
+        x0 = (_number(raw[0], "[model]", "x0"), _number(raw[1], "[model]", "x0"))
+    kind, settings, efile = _mc_excitation(_table(data["excitation"], "[excitation]"), draws, base_dir, files,
+                                           outside)
+    channels, noise = _mc_measurement(_table(data["measurement"], "[measurement]"))
     fit = _variant(data.get("fit", {}), "[fit]", label="fit", terms=terms, custom=custom)
     fit = dataclasses.replace(fit, v_eps=fit.v_eps if fit.v_eps is not None else v_eps,
                               gap=fit.gap if fit.gap is not None else gap)

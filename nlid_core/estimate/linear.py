@@ -165,24 +165,11 @@ def equation_error(
     start = time.perf_counter()
     opts = options or FitOptions(method="equation-error")
     recs = _check_records(records)
-    params = _params_for(model, recs, params)
+    requested = _params_for(model, recs, params)
     if opts.record_weights is not None and len(opts.record_weights) != len(recs):
         raise ModelSpecError(f"`record_weights` has {len(opts.record_weights)} entries for {len(recs)} records")
     recs_d = tuple(_with_derivatives(r, opts.differentiator) for r in recs)
-    if not params.free_mask.any():
-        raise ModelSpecError("every parameter is fixed: nothing to estimate")
-    # equation error estimates the coefficients the force is linear in; the others (settings such as
-    # v_eps, parameters of state-carrying terms) are held at their values, their force subtracted
-    requested = params
-    held = [n for n, f, lin in zip(params.names, params.free_mask, model.linear_mask, strict=True) if f and not lin]
-    if held:
-        params = params.fix(*held)
-    free = params.free_mask
-    if not free.any():
-        raise ModelSpecError(
-            f"equation error can only estimate coefficients that enter the force linearly; {', '.join(held)} do not:"
-            " use output error"
-        )
+    params, held = _hold_nonlinear(model, requested)
     # Work in data of order one (see DataScaling): products such as x³ neither underflow for x ~ 1e-100 nor
     # overflow, and the solution is exactly that of the unscaled problem.
     scaling = data_scaling(model, recs_d)
@@ -193,7 +180,7 @@ def equation_error(
     ls = _LinearSolve(A, b, params, opts, scaling)
     z, active_mask, ok, solve_message = _bounded_solve(ls.r_mat, ls.rhs, ls.lb, ls.ub)
     values = params.values.copy()
-    values[free] = np.ldexp(z / ls.norms, ls.e_free)
+    values[params.free_mask] = np.ldexp(z / ls.norms, ls.e_free)
     if not np.all(np.isfinite(values)):
         raise DataValidationError(
             "the estimated coefficients overflow in these units: express the force or the displacement in"
@@ -202,25 +189,25 @@ def equation_error(
     fitted = params.with_values(values, clip=True)
     n_data = A.shape[0]
     r_all = ls.residual(z)
-    dof = max(n_data - A.shape[1], 1)
     active = {n: bool(a != 0) for n, a in zip(params.free_names, active_mask, strict=True)}
     warns = [f"{r.name}: {w}" for r in recs_d for w in r.warnings]
     if held:
         warns.append(f"equation error held {', '.join(held)} at their start values (not linear in the force)")
     message = "equation error solved (bounded linear least squares)" if ok else f"lsq_linear: {solve_message}"
+    common: dict[str, Any] = {
+        "success": ok, "method": "equation-error", "model": model, "options": opts, "nfev": 1, "message": message,
+        "parameters": requested.with_values(fitted.values), "cost": 0.5 * float(r_all @ r_all),
+        "stages": {"equation-error": fitted.as_dict()}}
     if not diagnostics:  # a start for another fit: parameters only
         estimates, _ = _flags_and_estimates(model, fitted, None, active, opts.confidence)
-        return FitResult(
-            success=ok, message=message, method="equation-error", model=model,
-            parameters=requested.with_values(fitted.values),
-            estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(), metrics=(), records=(),
-            cost=0.5 * float(r_all @ r_all), nfev=1, timing={"equation_error_s": time.perf_counter() - start},
-            stages={"equation-error": fitted.as_dict()}, warnings=tuple(warns), options=opts,
-        )
+        return FitResult(**common, estimates=estimates, uncertainty=None, weak_directions=(), correlated_pairs=(),
+                         metrics=(), records=(), timing={"equation_error_s": time.perf_counter() - start},
+                         warnings=tuple(warns))
     # the regression treats x, ẋ, ẍ as exact: noise on them (measured, or derived from a noisy x) biases the
     # estimates towards zero beyond these intervals (errors in variables); the user of this method is told
     warns.append("equation error's intervals assume noise-free x, v and a; noise on them biases the estimates"
                  " beyond the intervals (errors in variables): output error (or the default two-stage fit) does not")
+    dof = max(n_data - A.shape[1], 1)
     unc = rescale_uncertainty(
         uncertainty_from_jacobian(
             ls.r_mat * ls.norms, np.zeros(ls.r_mat.shape[0]), params.free_names, confidence=opts.confidence,
@@ -230,25 +217,32 @@ def equation_error(
     )
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     rfits, metrics = _force_fits(recs_d, phis, scaling, scaling.to_scaled(fitted.values))
-    return FitResult(
-        success=ok,
-        message=message,
-        method="equation-error",
-        model=model,
-        parameters=requested.with_values(fitted.values),
-        estimates=estimates,
-        uncertainty=unc,
-        weak_directions=weak_directions_text(unc),
-        correlated_pairs=pairs,
-        metrics=tuple(metrics),
-        records=tuple(rfits),
-        cost=0.5 * float(r_all @ r_all),
-        nfev=1,
-        timing={"equation_error_s": time.perf_counter() - start},
-        stages={"equation-error": fitted.as_dict()},
-        warnings=tuple(warns),
-        options=opts,
-    )
+    return FitResult(**common, estimates=estimates, uncertainty=unc, weak_directions=weak_directions_text(unc),
+                     correlated_pairs=pairs, metrics=tuple(metrics), records=tuple(rfits),
+                     timing={"equation_error_s": time.perf_counter() - start}, warnings=tuple(warns))
+
+
+def _hold_nonlinear(model: TermModel, params: ParameterSet) -> tuple[ParameterSet, list[str]]:
+    """Equation error estimates the coefficients the force is linear in; the others (settings such as v_eps,
+    parameters of state-carrying terms) are held at their values, their force subtracted. Returns the
+    parameters with those fixed and their names.
+
+    Raises
+    ------
+    ModelSpecError
+        Every parameter fixed, or no free one that enters the force linearly.
+    """
+    if not params.free_mask.any():
+        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+    held = [n for n, f, lin in zip(params.names, params.free_mask, model.linear_mask, strict=True) if f and not lin]
+    if held:
+        params = params.fix(*held)
+    if not params.free_mask.any():
+        raise ModelSpecError(
+            f"equation error can only estimate coefficients that enter the force linearly; {', '.join(held)} do not:"
+            " use output error"
+        )
+    return params, held
 
 
 def _linear_system(model: TermModel, recs_d: Sequence[Record], params: ParameterSet, opts: FitOptions,

@@ -184,6 +184,50 @@ def load_record(
         raise _one_line_error(exc) from None
 
 
+def _select_rows(table: _Table, row_slice: tuple[int, int | None] | None, file_name: str) -> tuple[_Table, int]:
+    """The table cut to ``--rows`` (start, stop), and the index of its first row in the file."""
+    if row_slice is None:
+        return table, 0
+    n_rows = len(table.df)
+    start, stop = row_slice
+    stop = n_rows if stop is None else min(stop, n_rows)
+    if start >= stop:
+        raise DataValidationError(
+            f"{option_ref('rows', f'{start}:{stop}')} selects nothing from the {n_rows} data rows of {file_name}"
+        )
+    return dataclasses.replace(table, df=table.df.iloc[start:stop].reset_index(drop=True)), start
+
+
+def _channel_unit(channel: str, column: str, given: str | None, file_name: str, notes: list[str]) -> str | None:
+    """The unit of a channel's column: the one given (``--units``), else the column header's, else None (SI);
+    what was taken from where is noted."""
+    header_unit = _header_unit(column)[1]
+    if given is None and header_unit is not None:
+        try:
+            unit_factor(channel, header_unit)
+        except DataValidationError as exc:
+            raise DataValidationError(f"column `{column}` in {file_name}: {exc}") from None
+        if header_unit != SI_UNITS[parse_channel(channel).quantity]:
+            notes.append(f"unit `{header_unit}` of `{channel}` taken from column header `{column}`")
+        return header_unit
+    if given is not None and header_unit is not None and header_unit != given:
+        notes.append(f"unit `{given}` given for `{channel}` overrides `{header_unit}` in column header `{column}`")
+    return given
+
+
+def _in_si(channel: str, values: FloatArray, unit: str | None, notes: list[str]) -> tuple[FloatArray, str]:
+    """The values in SI units and the unit they are then in (an unknown unit keeps them unscaled)."""
+    quantity = parse_channel(channel).quantity
+    if unit is None:
+        return values, SI_UNITS[quantity]
+    factor = unit_factor(channel, unit)
+    if factor is None:
+        notes.append(f"unit `{unit}` of `{channel}` is not a known {CHANNEL_QUANTITY[quantity]} unit;"
+                     " values are kept unscaled")
+        return values, unit
+    return (values * factor if factor != 1.0 else values), SI_UNITS[quantity]
+
+
 def _load_record(
     path: StrPath,
     columns: Mapping[str, str] | str | None,
@@ -213,54 +257,18 @@ def _load_record(
         raise DataValidationError(
             f"{p.name} has a time column `{mapping['t']}`; give either the time column or {option_ref('fs')}, not both"
         )
-    n_rows = len(table.df)
-    if row_slice is not None:
-        start, stop = row_slice
-        stop = n_rows if stop is None else min(stop, n_rows)
-        if start >= stop:
-            raise DataValidationError(
-                f"{option_ref('rows', f'{start}:{stop}')} selects nothing from the {n_rows} data rows of {p.name}"
-            )
-        table = dataclasses.replace(table, df=table.df.iloc[start:stop].reset_index(drop=True))
-        first_row = start
-    else:
-        first_row = 0
+    table, first_row = _select_rows(table, row_slice, p.name)
     arrays: dict[str, FloatArray] = {}
     unit_strings: dict[str, str] = {}
     file_units: dict[str, str] = {}
     notes: list[str] = list(table.notes)
     unit_by_key = {parse_channel(c): u for c, u in unit_map.items()}
     for channel, column in mapping.items():
-        quantity = parse_channel(channel).quantity
         values = _numeric(table.df[column], channel, column, table)
-        header_unit = _header_unit(column)[1]
-        unit = unit_by_key.get(parse_channel(channel))
-        if unit is None and header_unit is not None:
-            try:
-                unit_factor(channel, header_unit)
-            except DataValidationError as exc:
-                raise DataValidationError(f"column `{column}` in {p.name}: {exc}") from None
-            unit = header_unit
-            if unit != SI_UNITS[quantity]:
-                notes.append(f"unit `{unit}` of `{channel}` taken from column header `{column}`")
-        elif unit is not None and header_unit is not None and header_unit != unit:
-            notes.append(f"unit `{unit}` given for `{channel}` overrides `{header_unit}` in column header `{column}`")
-        if unit is None:
-            unit_strings[channel] = SI_UNITS[quantity]
-        else:
+        unit = _channel_unit(channel, column, unit_by_key.get(parse_channel(channel)), p.name, notes)
+        arrays[channel], unit_strings[channel] = _in_si(channel, values, unit, notes)
+        if unit is not None:
             file_units[channel] = unit
-            factor = unit_factor(channel, unit)
-            if factor is None:
-                unit_strings[channel] = unit
-                notes.append(
-                    f"unit `{unit}` of `{channel}` is not a known {CHANNEL_QUANTITY[quantity]} unit;"
-                    " values are kept unscaled"
-                )
-            else:
-                if factor != 1.0:
-                    values = values * factor
-                unit_strings[channel] = SI_UNITS[quantity]
-        arrays[channel] = values
     if "t" not in arrays:
         assert fs is not None  # "t" is required unless fs is given
         arrays = {"t": (first_row + np.arange(len(table.df), dtype=np.float64)) / fs, **arrays}

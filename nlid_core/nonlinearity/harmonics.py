@@ -302,6 +302,35 @@ def _harmonic_fits(ys: FloatArray, coef: FloatArray, starts: NDArray[np.intp], s
     return _Fits(amps, resid, line_hz, line_amp, line_prom)
 
 
+def _window_samples(rec: Record, phase: FloatArray, window_s: float | None) -> int:
+    """Samples per analysis window: ``window_s`` (default from the sweep rate, see :func:`harmonic_distortion`)."""
+    win = _default_window_s(phase, rec) if window_s is None else _check_positive("window_s", window_s, "s")
+    seg = int(round(win * rec.fs))
+    if seg < _MIN_WINDOW_SAMPLES or seg > rec.n:
+        raise DataValidationError(
+            f"`window_s` = {win:.6g} s gives {seg} samples per window; it must hold"
+            f" {_MIN_WINDOW_SAMPLES}..{rec.n} samples of record `{rec.name}`"
+        )
+    return seg
+
+
+def _coincident(ring: FloatArray, f_low: FloatArray, f_high: FloatArray, n_h: int, lobe: float) -> np.ndarray:
+    """(window, harmonic 2..n) where a free vibration seen in this or a neighbouring window lies within the band
+    the harmonic sweeps through in the window (widened by the fit's main lobe ``lobe``, Hz)."""
+    orders = np.arange(2, n_h + 1)
+    lo_band = f_low[:, None] * orders - lobe
+    hi_band = f_high[:, None] * orders + lobe
+    coincident = np.zeros(lo_band.shape, dtype=bool)
+    for shift in range(-RINGING_NEIGHBOURS, RINGING_NEIGHBOURS + 1):
+        other = np.full(ring.shape, np.nan)
+        if shift >= 0:
+            other[: ring.size - shift] = ring[shift:]
+        else:
+            other[-shift:] = ring[:shift]
+        coincident |= (other[:, None] >= lo_band) & (other[:, None] <= hi_band)
+    return coincident
+
+
 def harmonic_distortion(
     rec: Record, *, n_harmonics: int = 5, window_s: float | None = None, channel: str = "x"
 ) -> HarmonicAnalysis:
@@ -344,16 +373,7 @@ def harmonic_distortion(
     if float(np.ptp(f)) == 0:
         raise DataValidationError(f"`rec`: the force of record `{rec.name}` is constant; there is no fundamental")
     phase = _force_phase(f)
-    if window_s is None:
-        win = _default_window_s(phase, rec)
-    else:
-        win = _check_positive("window_s", window_s, "s")
-    seg = int(round(win * rec.fs))
-    if seg < _MIN_WINDOW_SAMPLES or seg > rec.n:
-        raise DataValidationError(
-            f"`window_s` = {win:.6g} s gives {seg} samples per window; it must hold"
-            f" {_MIN_WINDOW_SAMPLES}..{rec.n} samples of record `{rec.name}`"
-        )
+    seg = _window_samples(rec, phase, window_s)
     starts = _window_starts(rec.n, seg)
     coef, phase_dev = _phase_fits(phase, starts, seg)
     half_s = 0.5 * (seg - 1) / rec.fs
@@ -392,19 +412,8 @@ def harmonic_distortion(
     )
     ring = np.where(is_line, fits.line_hz, np.nan)
     f_low = np.minimum(np.abs(coef[:, 1] + 2 * coef[:, 2]), np.abs(coef[:, 1] - 2 * coef[:, 2])) / (two_pi * half_s)
-    orders = np.arange(2, n_h + 1)
     lobe = 2.0 / (seg / rec.fs)  # half-width of the Hann-weighted fit's main lobe (Hz)
-    lo_band = f_low[:, None] * orders - lobe
-    hi_band = f_edges[:, None] * orders + lobe
-    coincident = np.zeros(lev.shape, dtype=bool)
-    for shift in range(-RINGING_NEIGHBOURS, RINGING_NEIGHBOURS + 1):
-        other = np.full(ring.shape, np.nan)
-        if shift >= 0:
-            other[: ring.size - shift] = ring[shift:]
-        else:
-            other[-shift:] = ring[:shift]
-        coincident |= (other[:, None] >= lo_band) & (other[:, None] <= hi_band)
-    coincident &= ok
+    coincident = _coincident(ring, f_low, f_edges, n_h, lobe) & ok
     return HarmonicAnalysis(
         time_s=np.asarray(times, dtype=np.float64),
         f0_hz=np.abs(f_centre),

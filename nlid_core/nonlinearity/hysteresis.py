@@ -237,6 +237,48 @@ def _median(a: FloatArray) -> float:
     return float(np.median(a)) if a.size else math.nan
 
 
+def _cycles(x: FloatArray, r: FloatArray, t: FloatArray, tp: np.ndarray, kind: np.ndarray
+            ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Each displacement cycle (a maximum, the minimum after it, the next maximum): its frequency, amplitude,
+    loop half-width (mean gap between the rising and falling branches of the force) and that width over half
+    the force extent."""
+    freq, amp, width, ratio = [], [], [], []
+    for j in range(tp.size - 2):
+        if kind[j] != 1:
+            continue
+        a, b, c = (int(i) for i in tp[j:j + 3])
+        lo, hi = float(x[b]), float(min(x[a], x[c]))
+        extent = 0.5 * float(np.ptp(r[a:c + 1]))
+        if hi <= lo or extent <= 0:
+            continue
+        grid = np.linspace(lo, hi, _GRID + 2)[1:-1]
+        w = 0.5 * float(np.mean(_branch(x[b:c + 1], r[b:c + 1], grid) - _branch(x[a:b + 1], r[a:b + 1], grid)))
+        freq.append(1.0 / float(t[c] - t[a]))
+        amp.append(0.25 * float(x[a] - x[b] + x[c] - x[b]))
+        width.append(w)
+        ratio.append(w / extent)
+    fa, aa, wa, ra = (np.asarray(v, dtype=np.float64) for v in (freq, amp, width, ratio))
+    return fa, aa, wa, ra
+
+
+def _reversal_steps(x: FloatArray, r: FloatArray, tp: np.ndarray, kind: np.ndarray, noise_x: float
+                    ) -> tuple[float, float]:
+    """Median force step at the velocity reversals, measured over a wide and over a sharp window."""
+    wide, sharp = [], []
+    for j in range(1, tp.size - 1):
+        a, b, c = int(tp[j - 1]), int(tp[j]), int(tp[j + 1])
+        stroke = 0.5 * (abs(float(x[a] - x[b])) + abs(float(x[c] - x[b])))
+        span_x = float(np.ptp(x[a:c + 1]))
+        if stroke <= 0 or span_x <= 0:
+            continue
+        secant = float(np.ptp(r[a:c + 1])) / span_x
+        eps_w = max(_EPS_WIDE * stroke, 3 * noise_x)
+        eps_s = max(_EPS_SHARP * stroke, 3 * noise_x)
+        wide.append(_step(x, r, a, b, c, int(kind[j]), eps_w, secant))
+        sharp.append(_step(x, r, a, b, c, int(kind[j]), eps_s, secant))
+    return _median(np.asarray(wide)), _median(np.asarray(sharp))
+
+
 def hysteresis_evidence(rec: Record, *, mass: float | None = None, low_fraction: float = 0.25) -> HysteresisEvidence:
     """Look for rate-independent loops and for a force step at velocity reversals.
 
@@ -274,22 +316,7 @@ def hysteresis_evidence(rec: Record, *, mass: float | None = None, low_fraction:
     noise_x = _noise(x)
     delta = np.maximum(_TURN_FRACTION * local_amplitude(x), _TURN_NOISE * noise_x) if x.size >= 8 else np.inf
     tp, kind = turning_points(x, delta)
-    freq, amp, width, ratio = [], [], [], []
-    for j in range(tp.size - 2):
-        if kind[j] != 1:
-            continue
-        a, b, c = (int(i) for i in tp[j:j + 3])
-        lo, hi = float(x[b]), float(min(x[a], x[c]))
-        extent = 0.5 * float(np.ptp(r[a:c + 1]))
-        if hi <= lo or extent <= 0:
-            continue
-        grid = np.linspace(lo, hi, _GRID + 2)[1:-1]
-        w = 0.5 * float(np.mean(_branch(x[b:c + 1], r[b:c + 1], grid) - _branch(x[a:b + 1], r[a:b + 1], grid)))
-        freq.append(1.0 / float(t[c] - t[a]))
-        amp.append(0.25 * float(x[a] - x[b] + x[c] - x[b]))
-        width.append(w)
-        ratio.append(w / extent)
-    fa, aa, wa, ra = (np.asarray(v, dtype=np.float64) for v in (freq, amp, width, ratio))
+    fa, aa, wa, ra = _cycles(x, r, t, tp, kind)
     nan = math.nan
     empty: dict[str, object] = {
         "record": rec.name, "n_cycles": int(fa.size), "freq_hz": fa, "amplitude": aa, "width": wa, "ratio": ra,
@@ -310,20 +337,7 @@ def hysteresis_evidence(rec: Record, *, mass: float | None = None, low_fraction:
     persistence = (e_lo / e_hi) / (f_lo / f_hi) if span >= MIN_SPAN and e_hi > 0 else nan
     persistent = bool(math.isfinite(persistence) and persistence >= MIN_PERSISTENCE and e_lo >= MIN_LOOP_RATIO)
 
-    wide, sharp = [], []
-    for j in range(1, tp.size - 1):
-        a, b, c = int(tp[j - 1]), int(tp[j]), int(tp[j + 1])
-        stroke = 0.5 * (abs(float(x[a] - x[b])) + abs(float(x[c] - x[b])))
-        span_x = float(np.ptp(x[a:c + 1]))
-        if stroke <= 0 or span_x <= 0:
-            continue
-        secant = float(np.ptp(r[a:c + 1])) / span_x
-        eps_w = max(_EPS_WIDE * stroke, 3 * noise_x)
-        eps_s = max(_EPS_SHARP * stroke, 3 * noise_x)
-        wide.append(_step(x, r, a, b, c, int(kind[j]), eps_w, secant))
-        sharp.append(_step(x, r, a, b, c, int(kind[j]), eps_s, secant))
-    step = _median(np.asarray(wide))
-    step_s = _median(np.asarray(sharp))
+    step, step_s = _reversal_steps(x, r, tp, kind, noise_x)
     w_med = _median(wa)
     step_share = step / (2 * w_med) if w_med > 0 else nan
     sharpness = step_s / step if step > 0 else nan
