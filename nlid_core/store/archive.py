@@ -304,6 +304,15 @@ def _read_archive(data: bytes) -> dict[str, bytes]:
 
 
 def _check(members: Mapping[str, bytes]) -> _Checked:
+    """Every check of an untrusted archive's members, in this order: the manifest, the study and its records,
+    the runs; the first failure raises :class:`DataValidationError`."""
+    _check_manifest(members)
+    study, recs = _check_study(members)
+    return _Checked(name=study["name"], notes=study["notes"], records=recs, runs=_check_runs(members))
+
+
+def _check_manifest(members: Mapping[str, bytes]) -> None:
+    """Format, version and revision; every member listed with its SHA-256 and size; Parquet members' magic."""
     _require("manifest.json" in members, "`manifest.json` is missing")
     manifest = _json_member("manifest.json", members["manifest.json"])
     _require(isinstance(manifest, dict), "`manifest.json` must hold an object")
@@ -340,6 +349,9 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
             if len(data) < 12 or data[:4] != b"PAR1" or data[-4:] != b"PAR1":
                 raise DataValidationError(f"study archive member {name!r} is not a Parquet file")
 
+
+def _check_study(members: Mapping[str, bytes]) -> tuple[dict[str, Any], list[tuple[str, EncodedRecord, Record]]]:
+    """``study.json`` and every record it names (content hash, the isolated Parquet reader, metadata)."""
     study = _json_member("study.json", members["study.json"])
     _require(isinstance(study, dict) and {"name", "notes", "records"} <= set(study),
              "`study.json` must hold `name`, `notes` and `records`")
@@ -371,7 +383,11 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
     for rec_name, member, meta_json in entries:
         rec = _rebuild(member, parsed[member], meta_json)
         recs.append((rec_name, encode_record(rec), rec))
+    return study, recs
 
+
+def _check_runs(members: Mapping[str, bytes]) -> list[_RunRow]:
+    """``runs.json``: each run's fields, labels, times and distinct item keys."""
     run_doc = _json_member("runs.json", members["runs.json"])
     _require(isinstance(run_doc, list), "`runs.json` must hold a list")
     most = int(budget("NLID_ARCHIVE_MAX_RUNS") or 0)
@@ -399,7 +415,7 @@ def _check(members: Mapping[str, bytes]) -> _Checked:
         run_rows.append(_RunRow(label=item["label"], config_json=to_json(item["config"], "config"),
                                 result_json=to_json(item["result"], "result"), success=item["success"],
                                 created=created, item_key=key))
-    return _Checked(name=study["name"], notes=study["notes"], records=recs, runs=run_rows)
+    return run_rows
 
 
 def import_study(store: Store, owner: str, data: bytes, *, name: str | None = None) -> Study:
