@@ -21,7 +21,8 @@ spline's error is O((ωh)⁴) instead.
 Any :class:`~nlid_core.models.TermModel` simulates, with internal states (LuGre, Bouc-Wen) and
 typed terms: memoryless models of library terms run on the fast loop of :mod:`nlid_core._kernels` with
 the terms' programs unrolled into source (:mod:`nlid_core.terms.fast_kernel`, tested to agree with the
-general path), every other model on the general layer (:func:`nlid_core.dynamics.integrate.integrate`: RK4, or SDIRK4 when stiff).
+general path), every other model on the general layer (:func:`nlid_core.dynamics.integrate.integrate`:
+RK4, or SDIRK4 when stiff).
 
 Divergence (non-finite state, |x| beyond ``x_limit``, or a non-positive
 effective mass) is a *result*: ``success=False`` with a message saying where,
@@ -316,7 +317,6 @@ def simulate(
     out_ch = np.array([OUTPUT_CHANNELS.index(o) for o in outputs], dtype=np.int64)
     start = time.perf_counter()
     terms = model.fast_terms
-    p = model.n_params
     use_fast = terms is not None and (not sensitivities or bool(model.linear_mask.all())) and method in ("auto", "rk4")
     if not use_fast:
         return _simulate_general(model, t_arr, f_arr, theta, x0v, input_hold=input_hold, substeps=substeps,

@@ -15,10 +15,10 @@ TINY = 5e-324
 
 #: Each instruction as source text over operands ``{u}`` and ``{w}`` (names or literals), for the code that
 #: :mod:`nlid_core.terms.fastgen` generates: the same results as :func:`apply` (``tests/test_terms.py`` holds
-#: every code equal on sample operands, NaN, zeros and ties included), written without branches (a
-#: conditional expression in a compiled loop's body made the fast simulator 50 % slower). ``min(w, u)`` is
-#: numba's ``u if u < w else w``, as ``apply`` computes it. Powers with a literal exponent of 2 or 3 are
-#: products there.
+#: every code equal on sample operands, NaN, zeros and ties included). ``sign``, ``step`` and ``log`` use
+#: arithmetic on comparisons rather than conditional expressions; ``min(w, u)`` is numba's
+#: ``u if u < w else w``, as ``apply`` computes it (a select: in a library term it slowed the whole fast
+#: loop 2×, so the library avoids ``min``/``max``). Powers with a literal exponent of 2 or 3 are products there.
 OP_SOURCE = {
     1: "{u} + {w}", 2: "{u} - {w}", 3: "{u} * {w}", 4: "{u} / {w}", 5: "-{u}", 6: "power({u}, {w})",
     7: "abs({u})", 8: "(1.0 * ({u} > 0.0) - 1.0 * ({u} < 0.0))", 9: "np.tanh({u})", 10: "np.exp({u})",
