@@ -35,6 +35,7 @@ import sys
 import unicodedata
 import warnings
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 from ..errors import NlidError
@@ -119,21 +120,53 @@ def _numbers(spec: str, option: str) -> dict[str, float]:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    if args.model:
-        return _identify_mdof(args)
-    from .mdof import check_no_mdof_flags
+    from .mdof import check_no_mdof_flags, single_dof_route
 
-    check_no_mdof_flags(args)
-    if not args.data:
-        raise UsageError("identify: give at least one DATA file")
-    from .save import save_identify, study_target
+    route = None
+    if args.model:
+        route = single_dof_route(args)
+        if route is None:
+            return _identify_mdof(args)
+    else:
+        check_no_mdof_flags(args)
+    files = route[1] if route is not None else list(args.data)
+    if not files:
+        raise UsageError("identify: give at least one DATA file" if route is None
+                         else "identify --model: give DATA files or --records MANIFEST")
+    from .save import save_identify, save_identify_mdof, study_target
+
+    from ..report import format_report, result_to_dict
 
     target = study_target(args)  # checked (and the database opened) before the fit
+    fit, validations, records, val_records, setup = _fit_single(args, files, route[0] if route else None)
+    doc = {**result_to_dict(fit, validations), "parameter_setup": setup}
+    text = format_report(fit, validations)
+    if route is not None:
+        form = route[0]
+        model_file = form.source.name
+        text = (f"model file `{model_file}`: one DOF on connections to ground, fitted by the single-DOF estimators as"
+                f" --terms {form.terms} (model file name = name below: {form.mapping_text()})\n" + text)
+        doc["model_file"] = {"name": model_file, "parameters": {file: own for own, file in form.names.items()}}
+    _report_and_json(args, text, doc)
+    if target is not None:
+        saved = (save_identify(target, args, records, val_records, doc) if route is None
+                 else save_identify_mdof(target, args, doc))
+        if not args.quiet:
+            _print_report(saved)
+    return 0 if fit.success else 1
+
+
+def _fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tuple[Any, list[Any], Any, list[Any],
+                                                                                   dict[str, Any]]:
+    """The single-DOF identification of ``files``: (fit, validations, records, validation records, parameter setup).
+
+    ``form`` is a one-DOF model file's single-DOF form (its model, start values and column mapping), or None for
+    the model of ``--terms`` and the options.
+    """
     from ..modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
     from ..estimate import FitOptions, WarningTally, identify
     from ..guard import load_record_guarded, load_records_guarded
-    from ..report import format_report, result_to_dict
     from ..validation import validate
 
     # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
@@ -142,24 +175,30 @@ def _identify(args: argparse.Namespace) -> int:
     # stderr; identify and validate count their own floating-point problems.
     start, fix = parse_values(args.start, "--start"), parse_values(args.fix, "--fix")
     bounds, free = parse_bounds(args.bounds), parse_names(args.free, "--free")
-    model = build_model(args.terms, args.custom, model_settings(args.v_eps, args.gap, {**start, **fix}))
+    if form is None:
+        model, columns = build_model(args.terms, args.custom, model_settings(args.v_eps, args.gap, {**start, **fix})), args.columns
+    else:
+        from ..mdof.data import column_spec
+
+        model, columns = form.model, column_spec(form.source)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        records = load_records_guarded(args.data, columns=args.columns, units=args.units, resample=args.resample,
-                               fs=args.fs, rows=args.rows)
+        records = load_records_guarded(files, columns=columns, units=args.units, resample=args.resample, fs=args.fs,
+                                       rows=args.rows)
         if args.lowpass is not None:
             from ..signals import filter_record
 
             records = tuple(filter_record(r, args.lowpass) for r in records)
-        params = build_parameters(model, force_unit=records[0].unit("f"), x_unit=records[0].unit("x"), start=start,
-                                  fix=fix, bounds=bounds, free=free)
+        units = {"force_unit": records[0].unit("f"), "x_unit": records[0].unit("x")}
+        params = (build_parameters(model, **units, start=start, fix=fix, bounds=bounds, free=free) if form is None
+                  else form.parameters(**units))
         options = FitOptions(
             method=args.method, outputs=_split(args.outputs), initial_state=args.initial_state,
             input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
             differentiator=args.differentiator,
         )
         val_records = [
-            load_record_guarded(v, columns=args.columns, units=args.units, resample=args.resample, fs=args.fs,
+            load_record_guarded(v, columns=columns, units=args.units, resample=args.resample, fs=args.fs,
                                 rows=args.validate_rows)
             for v in args.validate
         ]
@@ -176,21 +215,7 @@ def _identify(args: argparse.Namespace) -> int:
         tally.record(entry)
     if notes or tally:
         fit = dataclasses.replace(fit, warnings=(*fit.warnings, *notes, *tally.lines()))
-    if not args.quiet:
-        _print_report(format_report(fit, validations))
-    if args.json:
-        out = Path(args.json)
-        try:
-            doc = {**result_to_dict(fit, validations), "parameter_setup": parameter_setup(params)}
-            out.write_text(json.dumps(doc, indent=2, allow_nan=False))
-        except OSError as exc:
-            raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
-    if target is not None:
-        saved = save_identify(target, args, records, val_records,
-                              {**result_to_dict(fit, validations), "parameter_setup": parameter_setup(params)})
-        if not args.quiet:
-            _print_report(saved)
-    return 0 if fit.success else 1
+    return fit, validations, records, val_records, parameter_setup(params)
 
 
 def _identify_mdof(args: argparse.Namespace) -> int:

@@ -28,7 +28,11 @@ from ..jsonsafe import finite_or_none, json_safe
 from .common import COMMAND_HELP
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
-           "run_simulate_mdof"]
+           "run_simulate_mdof", "single_dof_route"]
+
+#: ``identify`` options that describe a model, which a model file describes itself ([parameters], typed terms).
+_MODEL_OPTIONS = (("--custom", "custom"), ("--start", "start"), ("--fix", "fix"), ("--bounds", "bounds"),
+                  ("--free", "free"), ("--v-eps", "v_eps"), ("--gap", "gap"), ("--columns", "columns"))
 
 
 def add_mdof_options(parser: argparse.ArgumentParser, *, identify: bool) -> None:
@@ -141,6 +145,37 @@ def _manifest(path: str) -> list[tuple[Path, bool, tuple[str, ...]]]:
             raise DataValidationError(f"records manifest {p.name}, [[record]] #{k + 1}: `held` must be a list of DOFs")
         out.append((p.parent / r["file"], bool(r.get("static", False)), tuple(held)))
     return out
+
+
+def single_dof_route(args: argparse.Namespace) -> tuple[Any, list[str]] | None:
+    """``identify --model`` of a one-DOF model file on dynamic records: its single-DOF form and the files to fit.
+
+    Such a run is the single-DOF identification of ``--terms`` (the same estimators, report and JSON); None
+    when the run needs the staged multi-DOF fit: several DOFs, a rigid body, gravity or shared parameters
+    (:func:`nlid_core.mdof.single.single_dof_form`), static load cases, held DOFs or a stage plan file.
+
+    Raises
+    ------
+    ModelSpecError
+        Options that describe a model given with ``--model`` (its file does).
+    """
+    from ..mdof.single import single_dof_form
+
+    given = [flag for flag, key in _MODEL_OPTIONS if getattr(args, key, None)]
+    if given:
+        raise ModelSpecError(f"with --model the model file sets the terms, start values, bounds and column mapping;"
+                             f" drop {', '.join(given)}")
+    if args.static or args.held or args.stages not in ("default", "none"):
+        return None
+    form = single_dof_form(_model(args.model))
+    if isinstance(form, str):
+        return None
+    if not args.records:
+        return form, list(args.data)
+    entries = _manifest(args.records)
+    if any(static or held for _, static, held in entries):
+        return None
+    return form, [str(p) for p, _, _ in entries]
 
 
 def load_mdof_records(model: Any, args: argparse.Namespace) -> list[Any]:
