@@ -1,11 +1,15 @@
-"""The model options of the command line (``--custom``, ``--start``, ``--fix``, ``--bounds``, ``--free``); the text they
-take is read by :mod:`nlid_core.modeltext`."""
+"""The model options of the command line (``--custom``, ``--start``, ``--fix``, ``--bounds``, ``--free``), whose text
+is read by :mod:`nlid_core.modeltext`, and the single-DOF identification of ``identify`` they set up."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import warnings
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["add_model_options"]
+__all__ = ["add_model_options", "fit_single"]
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -31,3 +35,65 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--free", metavar="NAME,...",
                         help="estimate parameters that are held fixed by default (settings such as v_eps and gap,"
                              " see the `terms` command), e.g. --free v_eps --bounds v_eps=1e-4:1e-1")
+
+
+def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tuple[Any, list[Any], Any, list[Any],
+                                                                                   dict[str, Any]]:
+    """The single-DOF identification of ``files``: (fit, validations, records, validation records, parameter setup).
+
+    ``form`` is a one-DOF model file's single-DOF form (its model, start values and column mapping), or None for
+    the model of ``--terms`` and the options.
+    """
+    from ..modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
+                             parse_names, parse_values)
+    from ..estimate import FitOptions, WarningTally, identify
+    from ..guard import load_record_guarded, load_records_guarded
+    from ..validation import validate
+
+    # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
+    # exhausts its limits ends only the worker and gives a one-line DataValidationError.
+    # Anything warned on the way (an overflow outside identify) goes into the report's warnings, never onto
+    # stderr; identify and validate count their own floating-point problems.
+    start, fix = parse_values(args.start, "--start"), parse_values(args.fix, "--fix")
+    bounds, free = parse_bounds(args.bounds), parse_names(args.free, "--free")
+    if form is None:
+        model, columns = build_model(args.terms, args.custom, model_settings(args.v_eps, args.gap, {**start, **fix})), args.columns
+    else:
+        from ..mdof.data import column_spec
+
+        model, columns = form.model, column_spec(form.source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = load_records_guarded(files, columns=columns, units=args.units, resample=args.resample, fs=args.fs,
+                                       rows=args.rows)
+        if args.lowpass is not None:
+            from ..signals import filter_record
+
+            records = tuple(filter_record(r, args.lowpass) for r in records)
+        units = {"force_unit": records[0].unit("f"), "x_unit": records[0].unit("x")}
+        params = (build_parameters(model, **units, start=start, fix=fix, bounds=bounds, free=free) if form is None
+                  else form.parameters(**units))
+        options = FitOptions(
+            method=args.method, outputs=tuple(s.strip() for s in args.outputs.split(",") if s.strip()), initial_state=args.initial_state,
+            input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
+            differentiator=args.differentiator,
+        )
+        val_records = [
+            load_record_guarded(v, columns=columns, units=args.units, resample=args.resample, fs=args.fs,
+                                rows=args.validate_rows)
+            for v in args.validate
+        ]
+        fit = identify(records, model, params=params, options=options)
+        validations = []
+        if fit.success and model.can_simulate:
+            validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
+    notes = []
+    if val_records and not validations:
+        notes.append("validation not run: " + ("the identification failed" if not fit.success
+                                               else "the model has no m0, so it cannot be simulated"))
+    tally = WarningTally()
+    for entry in caught:
+        tally.record(entry)
+    if notes or tally:
+        fit = dataclasses.replace(fit, warnings=(*fit.warnings, *notes, *tally.lines()))
+    return fit, validations, records, val_records, parameter_setup(params)
