@@ -23,7 +23,8 @@ variable                     meaning                                      defaul
 
 Studies (``MAX_STUDIES``) and designs (``MAX_DESIGNS``) are capped alike, oldest first; every
 other entry holds one value. The keys (:mod:`app_support.keys`, widget keys by page) and the session's
-types and limits (:mod:`app_support.session_types`) are re-exported here: ``key=state.DATA_UPLOAD``.
+types and limits (:mod:`app_support.session_types`) and the widget memory (:mod:`app_support.widgets`) are
+re-exported here: ``key=state.DATA_UPLOAD``, ``state.set_widget(...)``.
 
 The run that is currently active is never summarised. Notices are plain text
 (escaped when shown) unless queued with ``markdown=True``.
@@ -38,13 +39,18 @@ from typing import Any, Final
 
 import streamlit as st
 
-from app_support.text import esc
 from nlid_core.errors import DataValidationError
 from nlid_core.estimate import FitOptions, FitResult
 from nlid_core.models import DEFAULT_TERMS, TermModel
 from nlid_core.record import Record
 from nlid_core.validation import ValidationResult
 from .keys import *  # noqa: F403 - the widget and session keys, read as state.KEY by the pages
+from .widgets import (  # re-exported: state.set_widget(...)
+    CHOICES as CHOICES, editor_base as editor_base, keep_editor as keep_editor, keep_form as keep_form,
+    key_for as key_for, move_editor as move_editor, peek as peek, post as post, remember_choice as remember_choice,
+    remembered_choice as remembered_choice, reset_widget as reset_widget, restore_form as restore_form,
+    set_widget as set_widget, show_notice as show_notice, show_posts as show_posts, widget_value as widget_value
+)
 from .session_types import (
     DROPPED, CustomSpec, ModelConfig, Run, SessionLimitError, StudyRef, custom_terms, max_records, max_runs,
     max_runs_kept, max_validations, parse_custom_text, summarise
@@ -473,110 +479,6 @@ def design_kept() -> dict[str, object]:
     return st.session_state.setdefault(DESIGN_KEPT, {})  # type: ignore[no-any-return]
 
 
-def reset_widget(key: str) -> None:
-    """Forget a widget's value (it shows its default on the next run); ``key`` is one of the keys below."""
-    st.session_state.pop(key, None)
-
-
-def widget_value(key: str, initial: Any) -> Any:
-    """A widget's current value, set to ``initial`` first when the widget has none (for widgets created
-    without a default, whose value the page manages)."""
-    if key not in st.session_state:
-        st.session_state[key] = initial
-    return st.session_state[key]
-
-
-def peek(key: str, default: Any = None) -> Any:
-    """A widget's current value (``default`` when it has none), read without setting it (in callbacks)."""
-    return st.session_state.get(key, default)
-
-
-def set_widget(key: str, value: Any) -> None:
-    """Set a widget's value before it is drawn (the frontend then shows it)."""
-    st.session_state[key] = value
-
-
-CHOICES = "nlid_choices"  # dict[widget key, value]: choices kept across page changes (see remembered_choice)
-
-
-def remembered_choice(key: str, options: Sequence[Any], default: Any) -> None:
-    """Before a chooser ``key`` is drawn: give it the value chosen on an earlier visit of its page (Streamlit
-    forgets a page's widgets when the page is left), or ``default``, when it has none or a stale one. Call
-    :func:`remember_choice` after drawing it."""
-    if st.session_state.get(key) in options:
-        return
-    kept = st.session_state.get(CHOICES, {}).get(key)
-    st.session_state[key] = kept if kept in options else default
-
-
-def remember_choice(key: str) -> None:
-    """Keep chooser ``key``'s value for the next visit of its page."""
-    if key in st.session_state:
-        st.session_state.setdefault(CHOICES, {})[key] = st.session_state[key]
-
-
-def restore_form(store: str, defaults: dict[str, Any]) -> None:
-    """Give each widget of a form (keys of ``defaults``) the value :func:`keep_form` kept under ``store``,
-    or its default, when it has none (Streamlit forgets a page's widget values when the page is left).
-    Call before the widgets are drawn, and create them without a default value."""
-    kept: dict[str, Any] = st.session_state.get(store, {})
-    for key, default in defaults.items():
-        if key not in st.session_state:
-            st.session_state[key] = kept.get(key, default)
-
-
-def keep_form(store: str, keys: Iterable[str]) -> None:
-    """Keep the current values of the widgets ``keys`` under ``store`` (see :func:`restore_form`)."""
-    kept: dict[str, Any] = st.session_state.setdefault(store, {})
-    for key in keys:
-        if key in st.session_state:
-            kept[key] = st.session_state[key]
-
-
-def editor_base(key: str, default: Any) -> Any:
-    """The data the ``st.data_editor`` of key ``key`` starts from: the table :func:`keep_editor` kept on an
-    earlier visit of the page, else ``default``. It stays the same while the editor lives (Streamlit keeps
-    the user's edits relative to it), so a page passes it on every run and keeps the edited table."""
-    tables: dict[str, dict[str, Any]] = st.session_state.setdefault(EDITOR_TABLES, {})
-    entry = tables.setdefault(key, {"latest": default})
-    if key not in st.session_state or "base" not in entry:
-        entry["base"] = entry["latest"]
-    return entry["base"]
-
-
-def keep_editor(key: str, value: Any) -> None:
-    """Keep the edited table of the editor ``key`` for the next visit of the page (see :func:`editor_base`)."""
-    st.session_state.setdefault(EDITOR_TABLES, {}).setdefault(key, {})["latest"] = value
-
-
-def move_editor(old: str, new: str) -> None:
-    """Let the editor ``new`` start from the table kept for the editor ``old`` (e.g. after a rename)."""
-    tables: dict[str, dict[str, Any]] = st.session_state.setdefault(EDITOR_TABLES, {})
-    if old in tables:
-        tables[new] = {"latest": tables.pop(old).get("latest")}
-
-
-def post(where: str, kind: str, text: str) -> None:
-    """Queue a message (``kind`` success/info/warning/error, ``text`` markdown whose user data is escaped)
-    for the next render of the page section ``where`` (messages from button callbacks)."""
-    st.session_state.setdefault(PAGE_MESSAGES, {}).setdefault(where, []).append((kind, text))
-
-
-def show_posts(where: str) -> None:
-    """Show and forget the messages queued for ``where`` by :func:`post`."""
-    for kind, text in st.session_state.get(PAGE_MESSAGES, {}).pop(where, []):
-        show = getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")
-        show(text)
-
-
-def show_notice() -> None:
-    notice = st.session_state.pop(NOTICE, None)
-    if notice:
-        kind, text, markdown = (*notice, False)[:3]
-        show = getattr(st, kind if kind in ("success", "info", "warning", "error") else "info")
-        show(text if markdown else esc(text, 1000))
-
-
 def require_records() -> dict[str, Record]:
     """The loaded records; stops the page with a hint when there are none."""
     recs = records()
@@ -584,11 +486,6 @@ def require_records() -> dict[str, Record]:
         st.info("Load a record first (Data page, or an example on the Home page).")
         st.stop()
     return recs
-
-
-def key_for(base: str, *parts: object) -> str:
-    """The key of widget ``base`` for one term set, channel or run: ``base_part1,part2``."""
-    return f"{base}_{','.join(str(p) for p in parts)}"
 
 
 def friction() -> dict[str, object]:

@@ -143,16 +143,7 @@ def fig_pendulum_animation(runs: Sequence[_Run], labels: Sequence[str] | None = 
     times = _frame_times(tips[0][0], m)
     index = [_nearest(tip[0], times) for tip in tips]
 
-    allx = np.concatenate([n[..., 0].ravel() for n in nodes] + [np.zeros(1)])
-    ally = np.concatenate([n[..., 1].ravel() for n in nodes] + [np.zeros(1)])
-    finite = np.isfinite(allx) & np.isfinite(ally)
-    if not finite.any():
-        raise DataValidationError("`runs` have no finite node position")
-    x_lo, x_hi = float(allx[finite].min()), float(allx[finite].max())
-    y_lo, y_hi = float(ally[finite].min()), float(ally[finite].max())
-    pad = 0.06 * max(x_hi - x_lo, y_hi - y_lo, 1e-3)
-    x_range, y_range = [x_lo - pad, x_hi + pad], [y_lo - pad, y_hi + pad]
-
+    x_range, y_range = _ranges(nodes)
     panels = 1 if overlay else len(items)
     fig = make_subplots(rows=1, cols=panels, horizontal_spacing=0.06,
                         subplot_titles=None if overlay else [_text(s) for s in names])
@@ -184,10 +175,41 @@ def fig_pendulum_animation(runs: Sequence[_Run], labels: Sequence[str] | None = 
                       row=1, col=col)
         animated += [base, base + 1, base + 2]
 
+    _animate(fig, times, index, tips, nodes, animated)
+    for col in range(1, panels + 1):
+        xa = "x" if col == 1 else f"x{col}"
+        fig.update_xaxes(title_text=_label("x", "m"), range=x_range, row=1, col=col)
+        fig.update_yaxes(title_text=_label("y", "m") if col == 1 else None, range=y_range, scaleanchor=xa,
+                         scaleratio=1.0, constrain="domain", row=1, col=col)
+    fig = _finish(fig, title if title is not None else "Motion of the double pendulum: " + " | ".join(names),
+                  height=500)
+    # side by side, the panel titles name the runs: no legend to run into them
+    fig.update_layout(margin={"l": 70, "r": 30, "t": 95, "b": 130}, showlegend=overlay)
+    return fig
+
+
+def _ranges(nodes: Sequence[FloatArray]) -> tuple[list[float], list[float]]:
+    """The x and y ranges (m) that show every node and the pivot, with a margin."""
+    allx = np.concatenate([n[..., 0].ravel() for n in nodes] + [np.zeros(1)])
+    ally = np.concatenate([n[..., 1].ravel() for n in nodes] + [np.zeros(1)])
+    finite = np.isfinite(allx) & np.isfinite(ally)
+    if not finite.any():
+        raise DataValidationError("`runs` have no finite node position")
+    x_lo, x_hi = float(allx[finite].min()), float(allx[finite].max())
+    y_lo, y_hi = float(ally[finite].min()), float(ally[finite].max())
+    pad = 0.06 * max(x_hi - x_lo, y_hi - y_lo, 1e-3)
+    return [x_lo - pad, x_hi + pad], [y_lo - pad, y_hi + pad]
+
+
+def _animate(fig: go.Figure, times: FloatArray, index: Sequence[Any],
+             tips: Sequence[tuple[FloatArray, FloatArray, FloatArray]],
+             nodes: Sequence[FloatArray], animated: list[int]) -> None:
+    """The frames (each run's tip path so far, rods and tip at each frame time) and the play/pause buttons and
+    time slider that drive them."""
     frames = []
     for f, tf in enumerate(times):
         data = []
-        for k in range(len(items)):
+        for k in range(len(tips)):
             i = int(index[k][f])
             _, xb, yb = tips[k]
             data += [go.Scatter(x=xb[:i + 1], y=yb[:i + 1]),
@@ -211,13 +233,3 @@ def fig_pendulum_animation(runs: Sequence[_Run], labels: Sequence[str] | None = 
                              "args": [[fr.name], {**pause, "frame": {"duration": 0, "redraw": False}}]}
                             for fr in frames]}],
     )
-    for col in range(1, panels + 1):
-        xa = "x" if col == 1 else f"x{col}"
-        fig.update_xaxes(title_text=_label("x", "m"), range=x_range, row=1, col=col)
-        fig.update_yaxes(title_text=_label("y", "m") if col == 1 else None, range=y_range, scaleanchor=xa,
-                         scaleratio=1.0, constrain="domain", row=1, col=col)
-    fig = _finish(fig, title if title is not None else "Motion of the double pendulum: " + " | ".join(names),
-                  height=500)
-    # side by side, the panel titles name the runs: no legend to run into them
-    fig.update_layout(margin={"l": 70, "r": 30, "t": 95, "b": 130}, showlegend=overlay)
-    return fig

@@ -4,7 +4,7 @@ body with its mounts, labels placed where they overlap least; ``model_figure`` d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -244,6 +244,37 @@ def model_diagram(
         at the nominal width of 900 px (up to about 8 nodes with short names).
     """
     nodes = list(nodes)
+    by_name = _checked_diagram(nodes, edges, bodies)
+    x0, x1, y0, y1, scale, plot_h, span = _frame(nodes, bodies)
+    fig = go.Figure()
+    for k, body in enumerate(bodies):
+        fig.add_trace(go.Scatter(x=[*body.xs, body.xs[0]], y=[*body.ys, body.ys[0]], fill="toself", mode="lines",
+                                 name=_text(body.name), fillcolor="rgba(99,110,250,0.10)",
+                                 line={"color": COLORS[k % len(COLORS)], "width": 1.5}, hoverinfo="name"))
+    edge_mid, reach = _draw_edges(fig, edges, by_name, 0.035 * span)
+    size_of = {n.name: NODE_KINDS[n.kind][2] if n.kind != "mass" else
+               max(NODE_KINDS["mass"][2], int(2 * reach.get(n.name, 0.0) * scale) + 10) for n in nodes}
+    for kind, (symbol, color, _) in NODE_KINDS.items():
+        sel = [n for n in nodes if n.kind == kind]
+        if sel:
+            fig.add_trace(go.Scatter(
+                x=[n.x for n in sel], y=[n.y for n in sel], mode="markers", name=kind.replace("_", " "),
+                marker={"symbol": symbol, "color": color, "size": [size_of[n.name] for n in sel],
+                        "line": {"color": "#222", "width": 1}},
+                text=[_text(n.name) for n in sel], hovertemplate="%{text} (%{x:.4g}, %{y:.4g})<extra></extra>"))
+    m = _DIAGRAM_MARGIN
+    fig = _finish(fig, title, height=int(plot_h + m["t"] + m["b"]))
+    fig.update_layout(width=_DIAGRAM_WIDTH, margin=m, showlegend=True,
+                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0})
+    fig.update_xaxes(range=[x0, x1], visible=False, constrain="domain")
+    fig.update_yaxes(range=[y0, y1], visible=False, scaleanchor="x", scaleratio=1, constrain="domain")
+    _label(fig, nodes, size_of, edge_mid, bodies, scale)
+    return fig
+
+
+def _checked_diagram(nodes: Sequence[DiagramNode], edges: Sequence[DiagramEdge], bodies: Sequence[DiagramBody]
+                     ) -> dict[str, DiagramNode]:
+    """The nodes by name, once nodes, edges and bodies are checked."""
     if not nodes or any(not isinstance(n, DiagramNode) for n in nodes):
         raise DataValidationError("`nodes` must be a non-empty sequence of DiagramNode")
     if any(not isinstance(e, DiagramEdge) for e in edges) or any(not isinstance(b, DiagramBody) for b in bodies):
@@ -255,6 +286,13 @@ def model_diagram(
         for end in (e.a, e.b):
             if end not in by_name:
                 raise ModelSpecError(f"`edges`: edge {e.a!r}-{e.b!r} names unknown node {end!r}")
+    return by_name
+
+
+def _frame(nodes: Sequence[DiagramNode], bodies: Sequence[DiagramBody]
+           ) -> tuple[float, float, float, float, float, float, float]:
+    """The axes' ranges at equal scale, the scale (px per length unit), the plot's height (px) and the drawing's
+    span (length unit)."""
     xs = [n.x for n in nodes] + [v for b in bodies for v in b.xs]
     ys = [n.y for n in nodes] + [v for b in bodies for v in b.ys]
     span = max(max(xs) - min(xs), max(ys) - min(ys), 1e-12)
@@ -271,16 +309,20 @@ def model_diagram(
         scale = plot_h / (y1 - y0)
         extra = (plot_w / scale - (x1 - x0)) / 2
         x0, x1 = x0 - extra, x1 + extra
-    fig = go.Figure()
-    for k, body in enumerate(bodies):
-        fig.add_trace(go.Scatter(x=[*body.xs, body.xs[0]], y=[*body.ys, body.ys[0]], fill="toself", mode="lines",
-                                 name=_text(body.name), fillcolor="rgba(99,110,250,0.10)",
-                                 line={"color": COLORS[k % len(COLORS)], "width": 1.5}, hoverinfo="name"))
-    amp = 0.035 * span
+    return x0, x1, y0, y1, scale, plot_h, span
+
+
+_EdgeMid = tuple[DiagramEdge, FloatArray, FloatArray, FloatArray, float]
+
+
+def _draw_edges(fig: go.Figure, edges: Sequence[DiagramEdge], by_name: Mapping[str, DiagramNode], amp: float
+                ) -> tuple[list[_EdgeMid], dict[str, float]]:
+    """Draw the springs and dampers (several between one pair side by side); (each edge's drawn ends, side and
+    amplitude; how far from its node the edges of each node reach)."""
     groups: dict[tuple[str, str], list[DiagramEdge]] = {}
     for e in edges:
         groups.setdefault(tuple(sorted((e.a, e.b))), []).append(e)  # type: ignore[arg-type]
-    edge_mid: list[tuple[DiagramEdge, FloatArray, FloatArray, FloatArray, float]] = []
+    edge_mid: list[_EdgeMid] = []
     reach: dict[str, float] = {}
     ex: list[float] = []
     ey: list[float] = []
@@ -303,21 +345,12 @@ def model_diagram(
     if ex:
         fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", name="springs / dampers", hoverinfo="skip",
                                  line={"color": "#333333", "width": 1.4}))
-    size_of = {n.name: NODE_KINDS[n.kind][2] if n.kind != "mass" else
-               max(NODE_KINDS["mass"][2], int(2 * reach.get(n.name, 0.0) * scale) + 10) for n in nodes}
-    for kind, (symbol, color, _) in NODE_KINDS.items():
-        sel = [n for n in nodes if n.kind == kind]
-        if sel:
-            fig.add_trace(go.Scatter(
-                x=[n.x for n in sel], y=[n.y for n in sel], mode="markers", name=kind.replace("_", " "),
-                marker={"symbol": symbol, "color": color, "size": [size_of[n.name] for n in sel],
-                        "line": {"color": "#222", "width": 1}},
-                text=[_text(n.name) for n in sel], hovertemplate="%{text} (%{x:.4g}, %{y:.4g})<extra></extra>"))
-    fig = _finish(fig, title, height=int(plot_h + m["t"] + m["b"]))
-    fig.update_layout(width=_DIAGRAM_WIDTH, margin=m, showlegend=True,
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0})
-    fig.update_xaxes(range=[x0, x1], visible=False, constrain="domain")
-    fig.update_yaxes(range=[y0, y1], visible=False, scaleanchor="x", scaleratio=1, constrain="domain")
+    return edge_mid, reach
+
+
+def _label(fig: go.Figure, nodes: Sequence[DiagramNode], size_of: Mapping[str, int], edge_mid: Sequence[_EdgeMid],
+           bodies: Sequence[DiagramBody], scale: float) -> None:
+    """Label the nodes, the edges and the bodies where the labels keep off each other and the drawing."""
     geo = _geometry(fig)
     taken = [_marker_box(geo.px(n.x, n.y), size_of[n.name]) for n in nodes]
     for _, pa, pb, _, amp_e in edge_mid:  # the drawn springs and dampers: boxes along their middle part
@@ -340,7 +373,6 @@ def model_diagram(
         cx, cy = float(np.mean(body.xs)), float(np.mean(body.ys))
         cands = [(0.0, -30.0 * r) for r in (1.0, 2.0, 3.0)] + [(0.0, 30.0 * r) for r in (1.0, 2.0, 3.0)]
         _annotate(fig, geo, (cx, cy), body.name, cands, taken, size=12, color=COLORS[0])
-    return fig
 
 
 def _marker_box(p: tuple[float, float], size: int) -> tuple[float, float, float, float]:

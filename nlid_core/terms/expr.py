@@ -90,6 +90,25 @@ def parse_expression(text: str, *, reserved: Mapping[str, str] | None = None) ->
     """
     import sympy
 
+    src = _checked_text(text)
+    try:
+        tree = ast.parse(src, mode="eval")
+    except SyntaxError as exc:
+        col = f" at column {exc.offset}" if exc.offset else ""
+        raise ModelSpecError(f"`{text}` is not a valid expression{col}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ModelSpecError(f"`{text[:60]}` is nested too deeply") from None
+    try:
+        expr = _Walker(src, dict(reserved or {})).walk(tree, 0)
+    except RecursionError:
+        raise ModelSpecError(f"`{text[:60]}` is nested too deeply") from None
+    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        raise ModelSpecError(f"`{text}` is undefined (division by zero or an infinite value)")
+    return expr
+
+
+def _checked_text(text: object) -> str:
+    """The expression's source (``^`` as ``**``) once its length and characters are checked."""
     if not isinstance(text, str):
         raise ModelSpecError(f"an expression must be text, got {type(text).__name__}")
     src = text.strip()
@@ -100,86 +119,91 @@ def parse_expression(text: str, *, reserved: Mapping[str, str] | None = None) ->
     if not src.isascii() or not src.isprintable():
         bad = next(c for c in src if not (c.isascii() and c.isprintable()))
         raise ModelSpecError(f"character {bad!r} at column {src.index(bad) + 1} of the expression is not allowed")
-    src = src.replace("^", "**")
-    try:
-        tree = ast.parse(src, mode="eval")
-    except SyntaxError as exc:
-        col = f" at column {exc.offset}" if exc.offset else ""
-        raise ModelSpecError(f"`{text}` is not a valid expression{col}: {exc.msg}") from None
-    except (RecursionError, MemoryError, ValueError):
-        raise ModelSpecError(f"`{text[:60]}` is nested too deeply") from None
-    reserved = dict(reserved or {})
+    return src.replace("^", "**")
 
-    def walk(node: ast.AST, depth: int) -> Any:
+
+class _Walker:
+    """The whitelist walk of a parsed expression into sympy; every refusal quotes the part of ``src`` it is about."""
+
+    def __init__(self, src: str, reserved: Mapping[str, str]) -> None:
+        self.src = src
+        self.reserved = reserved
+
+    def walk(self, node: ast.AST, depth: int) -> Any:
         if depth > MAX_DEPTH:
-            raise _fail(src, node, f"nesting deeper than {MAX_DEPTH} levels")
+            raise _fail(self.src, node, f"nesting deeper than {MAX_DEPTH} levels")
         if isinstance(node, ast.Expression):
-            return walk(node.body, depth + 1)
+            return self.walk(node.body, depth + 1)
         if isinstance(node, ast.Constant):
-            val = node.value
-            if isinstance(val, bool) or not isinstance(val, (int, float)):
-                raise _fail(src, node, "only numbers are allowed as constants")
-            if not math.isfinite(float(val)) or abs(float(val)) > MAX_CONSTANT:
-                raise _fail(src, node, "constant out of range")
-            return sympy.Integer(val) if isinstance(val, int) else sympy.Float(val)
+            return self._constant(node)
         if isinstance(node, ast.Name):
-            name = node.id
-            if name.startswith("_") or name.endswith("_"):
-                raise _fail(src, node, "names may not start or end with an underscore")
-            if name in FUNCTIONS:
-                raise _fail(src, node, f"`{name}` is a function; call it as {name}(...)")
-            if name in reserved:
-                raise _fail(src, node, reserved[name])
-            return symbol(name)
+            return self._name(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
-            inner = walk(node.operand, depth + 1)
+            inner = self.walk(node.operand, depth + 1)
             return -inner if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            # a long sum is a chain down the left: walked as a list, so 100 terms are not 100 levels deep
-            chain: list[tuple[ast.operator, ast.expr]] = []
-            head: ast.expr = node
-            while isinstance(head, ast.BinOp) and isinstance(head.op, (ast.Add, ast.Sub)):
-                chain.append((head.op, head.right))
-                head = head.left
-            total = walk(head, depth + 1)
-            for op, item in reversed(chain):
-                value = walk(item, depth + 1)
-                total = total + value if isinstance(op, ast.Add) else total - value
-            return total
+            return self._sum(node, depth)
         if isinstance(node, ast.BinOp):
-            left = walk(node.left, depth + 1)
-            right = walk(node.right, depth + 1)
-            if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            if isinstance(node.op, ast.Div):
-                if right == 0:
-                    raise _fail(src, node, "division by zero")
-                return left / right
-            if isinstance(node.op, ast.Pow):
-                if right.is_number and (not right.is_real or abs(float(right)) > MAX_POWER):
-                    raise _fail(src, node, f"constant powers must be real with magnitude <= {MAX_POWER}")
-                return left**right
-            raise _fail(src, node, f"operator `{type(node.op).__name__}` is not allowed (use + - * / **)")
+            return self._binary(node, depth)
         if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
-                raise _fail(src, node.func, "only the functions " + ", ".join(FUNCTIONS) + " may be called")
-            if node.keywords:
-                raise _fail(src, node, "functions take no keyword arguments")
-            want = FUNCTIONS[node.func.id]
-            if len(node.args) != want:
-                raise _fail(src, node, f"`{node.func.id}` takes {want} argument{'s' if want > 1 else ''}")
-            args = [walk(a, depth + 1) for a in node.args]
-            return _sympy_function(node.func.id)(*args)
-        raise _fail(src, node, f"`{type(node).__name__}` is not allowed in an expression")
+            return self._call(node, depth)
+        raise _fail(self.src, node, f"`{type(node).__name__}` is not allowed in an expression")
 
-    try:
-        expr = walk(tree, 0)
-    except RecursionError:
-        raise ModelSpecError(f"`{text[:60]}` is nested too deeply") from None
-    if expr.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        raise ModelSpecError(f"`{text}` is undefined (division by zero or an infinite value)")
-    return expr
+    def _constant(self, node: ast.Constant) -> Any:
+        import sympy
+
+        val = node.value
+        if isinstance(val, bool) or not isinstance(val, (int, float)):
+            raise _fail(self.src, node, "only numbers are allowed as constants")
+        if not math.isfinite(float(val)) or abs(float(val)) > MAX_CONSTANT:
+            raise _fail(self.src, node, "constant out of range")
+        return sympy.Integer(val) if isinstance(val, int) else sympy.Float(val)
+
+    def _name(self, node: ast.Name) -> Any:
+        name = node.id
+        if name.startswith("_") or name.endswith("_"):
+            raise _fail(self.src, node, "names may not start or end with an underscore")
+        if name in FUNCTIONS:
+            raise _fail(self.src, node, f"`{name}` is a function; call it as {name}(...)")
+        if name in self.reserved:
+            raise _fail(self.src, node, self.reserved[name])
+        return symbol(name)
+
+    def _sum(self, node: ast.BinOp, depth: int) -> Any:
+        # a long sum is a chain down the left: walked as a list, so 100 terms are not 100 levels deep
+        chain: list[tuple[ast.operator, ast.expr]] = []
+        head: ast.expr = node
+        while isinstance(head, ast.BinOp) and isinstance(head.op, (ast.Add, ast.Sub)):
+            chain.append((head.op, head.right))
+            head = head.left
+        total = self.walk(head, depth + 1)
+        for op, item in reversed(chain):
+            value = self.walk(item, depth + 1)
+            total = total + value if isinstance(op, ast.Add) else total - value
+        return total
+
+    def _binary(self, node: ast.BinOp, depth: int) -> Any:
+        left = self.walk(node.left, depth + 1)
+        right = self.walk(node.right, depth + 1)
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, ast.Div):
+            if right == 0:
+                raise _fail(self.src, node, "division by zero")
+            return left / right
+        if isinstance(node.op, ast.Pow):
+            if right.is_number and (not right.is_real or abs(float(right)) > MAX_POWER):
+                raise _fail(self.src, node, f"constant powers must be real with magnitude <= {MAX_POWER}")
+            return left**right
+        raise _fail(self.src, node, f"operator `{type(node.op).__name__}` is not allowed (use + - * / **)")
+
+    def _call(self, node: ast.Call, depth: int) -> Any:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            raise _fail(self.src, node.func, "only the functions " + ", ".join(FUNCTIONS) + " may be called")
+        if node.keywords:
+            raise _fail(self.src, node, "functions take no keyword arguments")
+        want = FUNCTIONS[node.func.id]
+        if len(node.args) != want:
+            raise _fail(self.src, node, f"`{node.func.id}` takes {want} argument{'s' if want > 1 else ''}")
+        args = [self.walk(a, depth + 1) for a in node.args]
+        return _sympy_function(node.func.id)(*args)

@@ -104,90 +104,109 @@ def compile_outputs(outputs: Sequence[Any], inputs: Sequence[Any], *, cse: bool 
     if missing:
         raise ModelSpecError(f"symbol(s) {', '.join(missing)} are not inputs of the program")
     repl, reduced = sympy.cse(outs, optimizations="basic") if cse else ([], outs)
-    regs: list[float] = [0.0] * len(inputs)
-    where: dict[Any, int] = {s: i for i, s in enumerate(inputs)}
-    consts: dict[float, int] = {}
-    code: list[tuple[int, int, int, int]] = []
-
-    def const(val: float) -> int:
-        if val not in consts:
-            consts[val] = len(regs)
-            regs.append(val)
-        return consts[val]
-
-    def emit(op: str, a: int, b: int = 0) -> int:
-        if len(code) >= MAX_INSTRUCTIONS:
-            raise ModelSpecError(f"the expression needs more than {MAX_INSTRUCTIONS} instructions; simplify it")
-        dst = len(regs)
-        regs.append(0.0)
-        code.append((OPS[op], a, b, dst))
-        return dst
-
-    def fold(op: str, args: Sequence[Any]) -> int:
-        acc = load(args[0])
-        for arg in args[1:]:
-            acc = emit(op, acc, load(arg))
-        return acc
-
-    def load(e: Any) -> int:
-        if e in where:
-            return where[e]
-        r = build(e)
-        where[e] = r
-        return r
-
-    def build(e: Any) -> int:
-        if e.is_Number or isinstance(e, sympy.NumberSymbol):
-            val = float(e)
-            if not np.isfinite(val):
-                raise ModelSpecError(f"the expression has the non-finite constant {e}")
-            return const(val)
-        if isinstance(e, sympy.DiracDelta):
-            return const(0.0)
-        if isinstance(e, sympy.Add):
-            return fold("add", e.args)
-        if isinstance(e, sympy.Mul):
-            coeff, rest = e.as_coeff_Mul()
-            if coeff == -1:
-                return emit("neg", load(rest))
-            num, den = sympy.fraction(e)
-            if den != 1:
-                return emit("div", load(num), load(den))
-            return fold("mul", e.args)
-        if isinstance(e, sympy.Pow):
-            base, ex = e.args
-            if ex == -1:
-                return emit("recip", load(base))
-            if ex == 2:
-                return emit("square", load(base))
-            if ex == sympy.Rational(1, 2):
-                return emit("sqrt", load(base))
-            if ex == sympy.Rational(-1, 2):
-                return emit("recip", emit("sqrt", load(base)))
-            if ex.is_Integer and int(ex) < 0:
-                return emit("recip", load(base ** (-ex)))
-            return emit("pow", load(base), load(ex))
-        unary = {sympy.Abs: "abs", sympy.sign: "sign", sympy.tanh: "tanh", sympy.exp: "exp", sympy.log: "log",
-                 sympy.sin: "sin", sympy.cos: "cos"}
-        for cls, op in unary.items():
-            if isinstance(e, cls):
-                return emit(op, load(e.args[0]))
-        if isinstance(e, sympy.Heaviside):
-            return emit("step", load(e.args[0]))
-        if isinstance(e, (sympy.Min, sympy.Max)):
-            return fold("min" if isinstance(e, sympy.Min) else "max", e.args)
-        raise ModelSpecError(f"`{e}` cannot be compiled (no instruction for {type(e).__name__})")
-
+    builder = _Builder(inputs)
     for sym, sub in repl:
-        where[sym] = load(sub)
-    out_regs = [load(e) for e in reduced]
-    arr = np.array(code, dtype=np.int64).reshape(-1, 4)
+        builder.where[sym] = builder.load(sub)
+    out_regs = [builder.load(e) for e in reduced]
+    arr = np.array(builder.code, dtype=np.int64).reshape(-1, 4)
     return Program(
         n_inputs=len(inputs),
-        registers=np.array(regs, dtype=np.float64),
+        registers=np.array(builder.regs, dtype=np.float64),
         op=np.ascontiguousarray(arr[:, 0]),
         a=np.ascontiguousarray(arr[:, 1]),
         b=np.ascontiguousarray(arr[:, 2]),
         dst=np.ascontiguousarray(arr[:, 3]),
         outputs=np.array(out_regs, dtype=np.int64),
     )
+
+
+class _Builder:
+    """Registers and instructions of a program being built: every subexpression is computed once, into its own
+    register, in the order it is first needed."""
+
+    def __init__(self, inputs: Sequence[Any]) -> None:
+        self.regs: list[float] = [0.0] * len(inputs)
+        self.where: dict[Any, int] = {s: i for i, s in enumerate(inputs)}
+        self.consts: dict[float, int] = {}
+        self.code: list[tuple[int, int, int, int]] = []
+
+    def const(self, val: float) -> int:
+        if val not in self.consts:
+            self.consts[val] = len(self.regs)
+            self.regs.append(val)
+        return self.consts[val]
+
+    def emit(self, op: str, a: int, b: int = 0) -> int:
+        if len(self.code) >= MAX_INSTRUCTIONS:
+            raise ModelSpecError(f"the expression needs more than {MAX_INSTRUCTIONS} instructions; simplify it")
+        dst = len(self.regs)
+        self.regs.append(0.0)
+        self.code.append((OPS[op], a, b, dst))
+        return dst
+
+    def fold(self, op: str, args: Sequence[Any]) -> int:
+        acc = self.load(args[0])
+        for arg in args[1:]:
+            acc = self.emit(op, acc, self.load(arg))
+        return acc
+
+    def load(self, e: Any) -> int:
+        if e in self.where:
+            return self.where[e]
+        r = self.build(e)
+        self.where[e] = r
+        return r
+
+    def build(self, e: Any) -> int:
+        import sympy
+
+        if e.is_Number or isinstance(e, sympy.NumberSymbol):
+            val = float(e)
+            if not np.isfinite(val):
+                raise ModelSpecError(f"the expression has the non-finite constant {e}")
+            return self.const(val)
+        if isinstance(e, sympy.DiracDelta):
+            return self.const(0.0)
+        if isinstance(e, sympy.Add):
+            return self.fold("add", e.args)
+        if isinstance(e, sympy.Mul):
+            return self._product(e)
+        if isinstance(e, sympy.Pow):
+            return self._power(e)
+        unary = {sympy.Abs: "abs", sympy.sign: "sign", sympy.tanh: "tanh", sympy.exp: "exp", sympy.log: "log",
+                 sympy.sin: "sin", sympy.cos: "cos"}
+        for cls, op in unary.items():
+            if isinstance(e, cls):
+                return self.emit(op, self.load(e.args[0]))
+        if isinstance(e, sympy.Heaviside):
+            return self.emit("step", self.load(e.args[0]))
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            return self.fold("min" if isinstance(e, sympy.Min) else "max", e.args)
+        raise ModelSpecError(f"`{e}` cannot be compiled (no instruction for {type(e).__name__})")
+
+    def _product(self, e: Any) -> int:
+        import sympy
+
+        coeff, rest = e.as_coeff_Mul()
+        if coeff == -1:
+            return self.emit("neg", self.load(rest))
+        num, den = sympy.fraction(e)
+        if den != 1:
+            return self.emit("div", self.load(num), self.load(den))
+        return self.fold("mul", e.args)
+
+    def _power(self, e: Any) -> int:
+        import sympy
+
+        base, ex = e.args
+        if ex == -1:
+            return self.emit("recip", self.load(base))
+        if ex == 2:
+            return self.emit("square", self.load(base))
+        if ex == sympy.Rational(1, 2):
+            return self.emit("sqrt", self.load(base))
+        if ex == sympy.Rational(-1, 2):
+            return self.emit("recip", self.emit("sqrt", self.load(base)))
+        if ex.is_Integer and int(ex) < 0:
+            return self.emit("recip", self.load(base ** (-ex)))
+        return self.emit("pow", self.load(base), self.load(ex))
