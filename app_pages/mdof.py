@@ -358,7 +358,8 @@ with t_downloads:
     reports = store.get("reports", [])
     st.markdown("The estimates after the last stage run"
                 + (f" ({esc(reports[-1].stage.name)})" if reports else " (no stage has run: the start values)")
-                + ", the model file with them as values, and the plan.")
+                + ", the model file with them as values, the plan, and the report of the stages run (as the CLI"
+                " writes it).")
     c1, c2, c3 = st.columns(3)
     c1.download_button("Estimates (CSV)", md.estimates_csv(store), "estimates.csv", "text/csv",
                        key=state.MDOF_DL_ESTIMATES)
@@ -366,3 +367,9 @@ with t_downloads:
                        "application/toml", key=state.MDOF_DL_FINAL_MODEL)
     c3.download_button("Plan (TOML)", dump_plan(store["plan"] if plan is None else plan), "plan.toml",
                        "application/toml", key=state.MDOF_DL_FINAL_PLAN)
+    if reports:
+        text, doc = md.staged_report(store)
+        c4, c5, _ = st.columns(3)
+        c4.download_button("Report (JSON, as identify --model --json)", doc, "mdof_report.json", "application/json",
+                           key=state.MDOF_DL_REPORT_JSON)
+        c5.download_button("Report (text)", text, "mdof_report.txt", "text/plain", key=state.MDOF_DL_REPORT_TEXT)

@@ -58,6 +58,7 @@ __all__ = ["RECORDS", "CONFIG", "RUNS", "ACTIVE_RUN", "VALIDATIONS", "NOTICE", "
            "MDOF_PLAN_RESET", "MDOF_PLAN_UPLOAD", "MDOF_PLAN_LOAD", "MDOF_DL_PLAN", "MDOF_RUN_NEXT", "MDOF_RUN_ALL",
            "MDOF_RESTART", "MDOF_STAGE_JOB", "MDOF_ONE_SHOT", "MDOF_ONE_SHOT_JOB", "MDOF_VALIDATE_RECORD",
            "MDOF_FRF_OUTPUT", "MDOF_VALIDATE_JOB", "MDOF_DL_ESTIMATES", "MDOF_DL_FINAL_MODEL", "MDOF_DL_FINAL_PLAN",
+           "MDOF_DL_REPORT_JSON", "MDOF_DL_REPORT_TEXT",
            "MULTIBODY", "MULTIBODY_FORM", "MB_TABS", "MB_LENGTH_OA", "MB_LENGTH_AB", "MB_HEIGHT", "MB_WIDTH",
            "MB_DENSITY", "MB_E_OA", "MB_E_AB", "MB_NU", "MB_N_OA", "MB_N_AB", "MB_DT", "MB_RHO_INF", "MB_PRESET",
            "MB_THETA1", "MB_THETA2", "MB_T_END", "MB_DT_OUT", "MB_SIMULATE", "MB_SIMULATE_JOB",
@@ -351,6 +352,8 @@ MDOF_VALIDATE_JOB: Final = "mdof_validate_job"
 MDOF_DL_ESTIMATES: Final = "mdof_dl_estimates"
 MDOF_DL_FINAL_MODEL: Final = "mdof_dl_final_model"
 MDOF_DL_FINAL_PLAN: Final = "mdof_dl_final_plan"
+MDOF_DL_REPORT_JSON: Final = "mdof_dl_report_json"
+MDOF_DL_REPORT_TEXT: Final = "mdof_dl_report_text"
 # --------------------------------------------------------------------------- multibody & interval page
 MULTIBODY: Final = "nlid_multibody"  # dict: simulated runs, trajectory fit, forward analysis, interval inverse results
 MULTIBODY_FORM: Final = "nlid_multibody_form"  # not a widget: the page's kept form values (see restore_form)

@@ -424,6 +424,21 @@ def estimates_csv(store: Mapping[str, Any]) -> str:
     return str(frame.to_csv(index=False))
 
 
+def staged_report(store: Mapping[str, Any]) -> tuple[str, str]:
+    """The stages run so far reported as ``identify --model`` reports them: (text, JSON document)."""
+    import json
+
+    from nlid_core.mdof.report import format_staged, staged_to_dict
+    from nlid_core.mdof.stages import staged_result
+
+    reports: list[StageReport] = store.get("reports", [])
+    plan: StagePlan = store["plan"]
+    staged = staged_result(reports, final_parameters(store), planned=max(len(plan.stages), len(reports)),
+                           elapsed_s=staged_time(reports))
+    model: MdofModel = store["model"]
+    return format_staged(model, staged), json.dumps(staged_to_dict(model, staged), indent=2, allow_nan=False)
+
+
 def final_model_file(store: Mapping[str, Any]) -> str:
     """The model file with the final estimates as values."""
     return dump_model(store["model"], final_parameters(store).as_dict())

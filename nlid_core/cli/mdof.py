@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataValidationError, ModelSpecError, NlidError
-from ..jsonsafe import finite_or_none, json_safe
+from ..jsonsafe import finite_or_none
 from .common import COMMAND_HELP
 
 __all__ = ["add_experiments_parser", "add_mdof_options", "add_mimo_parser", "run_experiments", "run_identify_mdof", "run_mimo",
@@ -204,100 +204,6 @@ def load_mdof_records(model: Any, args: argparse.Namespace) -> list[Any]:
     return out
 
 
-def _fit_dict(fit: Any) -> dict[str, Any]:
-    return {
-        "success": fit.success, "message": fit.message, "free": list(fit.free), "records": list(fit.records),
-        "condition_number_scaled": finite_or_none(fit.condition), "weakest_direction": fit.weakest,
-        "undetermined": list(fit.undetermined), "misfit": list(fit.misfit), "elapsed_s": fit.elapsed_s,
-        "iterations": fit.iterations,
-        "nfev": fit.nfev, "cost": finite_or_none(fit.cost), "reduced_chi2": finite_or_none(fit.s2),
-        "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.ci[0]), finite_or_none(e.ci[1])],
-                               "unit": e.unit} for e in fit.estimates if e.vary},
-    }
-
-
-def _parameter_doc(p: Any, e: Any) -> dict[str, Any]:
-    """One parameter as in every ``identify`` JSON (the estimate's own document; a parameter no stage estimated is
-    fixed)."""
-    if e is not None:
-        doc: dict[str, Any] = json_safe(e.to_dict())
-        return doc
-    return {"value": p.value, "stderr": None, "ci95": [None, None], "rel_stderr": None, "unit": p.unit, "vary": False,
-            "bounds": [finite_or_none(p.lower), finite_or_none(p.upper)], "flags": ["fixed"], "notes": []}
-
-
-def result_dict(model: Any, staged: Any, validations: Sequence[Any]) -> dict[str, Any]:
-    """The JSON document of a staged multi-DOF identification."""
-    from .._version import __version__
-
-    final = staged.final
-    est = {e.name: e for e in final.estimates} if final is not None else {}
-    params = {p.name: _parameter_doc(p, est.get(p.name)) for p in staged.parameters}
-    channels = [{"record": c.record, "channel": c.output, "unit": c.unit, "rmse": c.rmse, "fit_percent": finite_or_none(c.fit_percent),
-                 "noise_sigma": c.sigma} for c in (final.channels if final is not None else ())]
-    doc: dict[str, Any] = {
-        "nlid_version": __version__, "success": staged.success, "message": staged.message, "method": "staged-output-error",
-        "model": {"name": model.name, "dofs": list(model.dof_names), "inputs": list(model.used_inputs),
-                  "outputs": list(model.output_dofs), "description": model.describe()},
-        "parameters": params,
-        "metrics": {"cost": finite_or_none(final.cost) if final else None, "nfev": final.nfev if final else 0, "channels": channels},
-        "diagnostics": {"condition_number_scaled": finite_or_none(final.condition) if final else None,
-                        "weak_directions": [final.weakest] if final and final.weakest else [],
-                        "strong_correlations": [{"a": a, "b": b, "rho": r} for a, b, r in final.correlations]
-                        if final else []},
-        "initial_states": [{"record": k, "state": [float(v) for v in y0]}
-                           for k, y0 in (final.initial_states.items() if final else ())],
-        "stages": [{"name": s.stage.name, "note": s.stage.note, "record_patterns": list(s.stage.records),
-                    "free_patterns": list(s.stage.free), "records": list(s.records), "skipped": s.skipped,
-                    "trust": s.trust, "held": [{"name": n, "from": src} for n, src in s.held],
-                    "fit": _fit_dict(s.fit) if s.fit is not None else None} for s in staged.stages],
-        "timing": {"total_s": staged.elapsed_s},
-    }
-    if validations:
-        doc["validation"] = [{"record": v.record, "success": v.success, "message": v.message,
-                              "channels": [{"channel": n, "unit": u, "fit_percent": finite_or_none(f), "rmse": finite_or_none(r)}
-                                           for n, u, f, r in zip(v.names, v.units, v.fit_percent, v.rmse, strict=True)]}
-                             for v in validations]
-    return doc
-
-
-def format_staged(model: Any, staged: Any, validations: Sequence[Any]) -> str:
-    """The text report: every stage, then the final parameters and the validation per channel."""
-    lines = [model.describe(), "", f"staged identification: {staged.message} ({staged.elapsed_s:.1f} s)"]
-    for k, s in enumerate(staged.stages, 1):
-        lines.append("")
-        lines.append(f"stage {k} `{s.stage.name}` — {s.stage.note}")
-        if s.fit is None:
-            lines.append(f"  skipped: {s.skipped}")
-            continue
-        f = s.fit
-        lines.append(f"  records: {', '.join(s.records)}; estimated: {', '.join(f.free) or '—'}")
-        if f.undetermined:
-            lines.append(f"  not determined by these records (held): {', '.join(f.undetermined)}")
-        lines.append(f"  {f.message}; condition number {f.condition:.3g}; {f.elapsed_s:.1f} s")
-        if f.weakest:
-            lines.append(f"  weakest direction: {f.weakest}")
-        lines.append(f"  trust: {s.trust}")
-    final = staged.final
-    lines += ["", "parameters (value ± standard error, 95 % interval):"]
-    est = {e.name: e for e in final.estimates} if final is not None else {}
-    for p in staged.parameters:
-        e = est.get(p.name)
-        if e is not None and e.vary and math.isfinite(e.stderr):
-            lines.append(f"  {p.name:14s} {p.value:12.6g} ± {e.stderr:.3g} [{e.ci[0]:.6g}, {e.ci[1]:.6g}] {p.unit}")
-        else:
-            lines.append(f"  {p.name:14s} {p.value:12.6g} (held) {p.unit}")
-    if final is not None:
-        lines += ["", "fit per record and channel (fit %, rms error):"]
-        for c in final.channels:
-            lines.append(f"  {c.record:12s} {c.output:6s} {c.fit_percent:7.2f} %  {c.rmse:.3g} {c.unit}")
-    for v in validations:
-        lines += ["", f"validation on {v.record}: {v.message}"]
-        for n, u, fp, r in zip(v.names, v.units, v.fit_percent, v.rmse, strict=True):
-            lines.append(f"  {n:6s} {fp:7.2f} %  {r:.3g} {u}")
-    return "\n".join(lines)
-
-
 def _plan(model: Any, spec: str) -> Any:
     from ..mdof.stages import Stage, StagePlan, default_plan, parse_plan
 
@@ -318,6 +224,7 @@ def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any
     """``identify --model``: (exit status, text report, JSON document)."""
     from ..guard import load_record_guarded
     from ..mdof.data import column_spec, from_record
+    from ..mdof.report import format_staged, staged_to_dict
     from ..mdof.stages import run_stages
     from ..mdof.validation import validate_record
 
@@ -336,7 +243,7 @@ def run_identify_mdof(args: argparse.Namespace) -> tuple[int, str, dict[str, Any
     # a final fit that does not reproduce its records is not a success, whatever the solver said
     reproduced = staged.final is None or not staged.final.misfit
     return ((0 if staged.success and reproduced else 1), format_staged(model, staged, validations),
-            result_dict(model, staged, validations))
+            staged_to_dict(model, staged, validations))
 
 
 def run_simulate_mdof(args: argparse.Namespace) -> tuple[str, dict[str, np.ndarray]]:

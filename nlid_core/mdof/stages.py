@@ -39,7 +39,7 @@ from .fit import MdofFit, fit_records
 from .spec import MdofModel
 
 __all__ = ["Stage", "StagePlan", "StageReport", "StagedResult", "default_plan", "held_out", "dump_plan", "one_shot", "parse_plan",
-           "run_stage", "run_stages", "select", "toml_tables", "ROLLED_BACK", "StageStep", "advance"]
+           "run_stage", "run_stages", "select", "staged_result", "toml_tables", "ROLLED_BACK", "StageStep", "advance"]
 
 #: Iterations of a stage before the last (its estimates are starting values; the joint stage refines them).
 EARLY_ITERATIONS = 30
@@ -374,12 +374,18 @@ def run_stages(model: MdofModel, records: Sequence[MdofRecord], plan: StagePlan,
         reports.append(step.report)
         if step.report.fit is not None and step.report.fit.success:
             history.append((step.parameters, step.sources))
+    return staged_result(reports, history[-1][0], planned=n, elapsed_s=time.perf_counter() - t0)
+
+
+def staged_result(reports: Sequence[StageReport], parameters: ParameterSet, *, planned: int, elapsed_s: float
+                  ) -> StagedResult:
+    """The result of the stages ``reports`` (of ``planned`` in the plan) ending at ``parameters``: a success when at
+    least one ran and every one that ran succeeded."""
     ran = [r for r in reports if r.fit is not None]
     ok = bool(ran) and all(r.fit is not None and r.fit.success for r in ran)
-    msg = (f"{len(ran)} of {n} stages ran" + ("" if ok else "; a stage failed (see its report)")) if ran else (
+    msg = (f"{len(ran)} of {planned} stages ran" + ("" if ok else "; a stage failed (see its report)")) if ran else (
         "no stage ran: no record matches the plan's record patterns")
-    return StagedResult(success=ok, message=msg, stages=tuple(reports), parameters=history[-1][0],
-                        elapsed_s=time.perf_counter() - t0)
+    return StagedResult(success=ok, message=msg, stages=tuple(reports), parameters=parameters, elapsed_s=elapsed_s)
 
 
 def one_shot(model: MdofModel, records: Sequence[MdofRecord], params: ParameterSet | None = None, *,

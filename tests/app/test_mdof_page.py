@@ -3,6 +3,8 @@ simulated experiments are identified stage by stage, and the plan editor round-t
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -131,7 +133,15 @@ def test_one_shot_comparison_and_downloads_after_the_stages(staged):
     written = parse_model(md.final_model_file(store)).parameters()  # the model file carries the estimates
     assert written.as_dict() == md.final_parameters(store).as_dict()
     labels = {b.label for b in at.get("download_button")}
-    assert {"Estimates (CSV)", "Model file with the estimates (TOML)", "Plan (TOML)"} <= labels
+    assert {"Estimates (CSV)", "Model file with the estimates (TOML)", "Plan (TOML)",
+            "Report (JSON, as identify --model --json)", "Report (text)"} <= labels
+    # the report is the CLI's document: every stage, the final estimates with their intervals
+    text, doc = md.staged_report(store)
+    report = json.loads(doc)
+    assert report["success"] and [s["name"] for s in report["stages"]] == ["static", "small", "sweeps", "joint"]
+    assert report["parameters"]["m_x1"]["value"] == store["params"][-1]["m_x1"].value
+    assert report["parameters"]["m_x1"]["ci95"][0] < report["parameters"]["m_x1"]["value"]
+    assert "stage 4 `joint`" in text
 
 
 def test_plan_editor_round_trips_through_toml():
