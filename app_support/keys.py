@@ -13,7 +13,8 @@ __all__ = ["RECORDS", "CONFIG", "RUNS", "ACTIVE_RUN", "VALIDATIONS", "NOTICE", "
            "MAX_STUDIES", "MAX_DESIGNS", "HOME_LOAD_EXAMPLE", "HOME_LOAD_SILVERBOX", "DATA_UPLOAD", "DATA_COLUMNS",
            "DATA_UNITS", "DATA_FS", "DATA_ROWS", "DATA_LOAD_UPLOAD", "DATA_RECORD", "DATA_TRIM_RANGE",
            "DATA_APPLY_TRIM", "DATA_LOWPASS_HZ", "DATA_APPLY_FILTER", "DATA_DIFF_METHOD", "DATA_APPLY_DERIVE",
-           "DATA_REMOVE_RECORD", "DATA_FORM", "PAGE_MESSAGES", "EDITOR_TABLES", "DATA_RESAMPLE", "DATA_UPLOAD_PANEL",
+           "DATA_REMOVE_RECORD", "DATA_FORM", "PAGE_MESSAGES", "EDITOR_TABLES", "CHOICES", "DATA_RESAMPLE",
+           "DATA_UPLOAD_PANEL",
            "FRIC_STICK_PANEL", "DATA_SPLIT_BY", "DATA_SPLIT_TABLE", "DATA_SPLIT", "DATA_RENAME_TO", "DATA_RENAME",
            "NL_RECORD", "NL_EVIDENCE_JOB", "NL_LOOP_COLOR", "NL_HARMONICS_AGAINST", "NL_TONE1", "NL_TONE2",
            "NL_FRF_RECORDS", "NL_FIT_LINEAR", "NL_BLA_MANUAL", "NL_BLA_PERIOD", "NL_BLA_TRANSIENT",
@@ -116,6 +117,7 @@ DATA_REMOVE_RECORD: Final = "remove_record"
 DATA_FORM: Final = "nlid_data_form"  # not a widget: the Data page's kept form values (see restore_form)
 PAGE_MESSAGES: Final = "nlid_page_messages"  # not a widget: messages queued by callbacks, by page section
 EDITOR_TABLES: Final = "nlid_editor_tables"  # not a widget: tables of data editors kept across visits
+CHOICES: Final = "nlid_choices"  # not a widget: choices kept across page changes (see widgets.remembered_choice)
 DATA_RESAMPLE: Final = "resample"
 DATA_UPLOAD_PANEL: Final = "upload_panel"
 FRIC_STICK_PANEL: Final = "fric_stick_panel"

@@ -46,7 +46,7 @@ from nlid_core.record import Record
 from nlid_core.validation import ValidationResult
 from .keys import *  # noqa: F403 - the widget and session keys, read as state.KEY by the pages
 from .widgets import (  # re-exported: state.set_widget(...)
-    CHOICES as CHOICES, editor_base as editor_base, keep_editor as keep_editor, keep_form as keep_form,
+    editor_base as editor_base, keep_editor as keep_editor, keep_form as keep_form,
     key_for as key_for, move_editor as move_editor, peek as peek, post as post, remember_choice as remember_choice,
     remembered_choice as remembered_choice, reset_widget as reset_widget, restore_form as restore_form,
     set_widget as set_widget, show_notice as show_notice, show_posts as show_posts, widget_value as widget_value

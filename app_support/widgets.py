@@ -12,10 +12,10 @@ from typing import Any
 
 import streamlit as st
 
-from .keys import EDITOR_TABLES, NOTICE, PAGE_MESSAGES
+from .keys import CHOICES, EDITOR_TABLES, NOTICE, PAGE_MESSAGES
 from .text import esc
 
-__all__ = ["CHOICES", "editor_base", "keep_editor", "keep_form", "key_for", "move_editor", "peek", "post",
+__all__ = ["editor_base", "keep_editor", "keep_form", "key_for", "move_editor", "peek", "post",
            "remember_choice", "remembered_choice", "reset_widget", "restore_form", "set_widget", "show_notice",
            "show_posts", "widget_value"]
 
@@ -41,9 +41,6 @@ def peek(key: str, default: Any = None) -> Any:
 def set_widget(key: str, value: Any) -> None:
     """Set a widget's value before it is drawn (the frontend then shows it)."""
     st.session_state[key] = value
-
-
-CHOICES = "nlid_choices"  # dict[widget key, value]: choices kept across page changes (see remembered_choice)
 
 
 def remembered_choice(key: str, options: Sequence[Any], default: Any) -> None:

@@ -241,13 +241,15 @@ def test_studies_and_designs_are_capped_oldest_first(monkeypatch, seed_fit):
 #: (unless they take selections, ``on_select``). ``show`` is ``app_support.tables.show`` (a dataframe).
 DISPLAY_ELEMENTS = frozenset({"plotly_chart", "dataframe", "container", "show"})
 STATE_MODULE = REPO / "app_support" / "state.py"
+#: The session state's accessors: ``state`` and the widget memory it re-exports (the only modules that touch it).
+STATE_MODULES = (STATE_MODULE, REPO / "app_support" / "widgets.py")
 #: Where the keys are defined (``state`` re-exports them).
 KEYS_MODULE = REPO / "app_support" / "keys.py"
 
 
 def _app_files() -> list[Path]:
     files = [REPO / "app.py", *sorted((REPO / "app_pages").glob("*.py")), *sorted((REPO / "app_support").rglob("*.py"))]
-    return [p for p in files if p != STATE_MODULE and "__pycache__" not in p.parts]
+    return [p for p in files if p not in STATE_MODULES and "__pycache__" not in p.parts]
 
 
 def _is_literal_key(node: ast.expr) -> bool:
@@ -263,7 +265,7 @@ def literal_state_keys(source: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Attribute, ast.Name)) and (getattr(node, "attr", None) or getattr(node, "id", None)) \
                 == "session_state":
-            found.append(f"line {node.lineno}: uses session_state (only app_support/state.py may)")
+            found.append(f"line {node.lineno}: uses session_state (only app_support/state.py and widgets.py may)")
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
