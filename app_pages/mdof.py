@@ -69,6 +69,9 @@ with t_model:
         if md.use_model(store, model):
             st.info("The model changed: the records and results of the previous model were cleared.")
         st.code(model.describe(), language=None, wrap_lines=True)
+        single = md.single_dof_note(model)
+        if single:
+            st.info(single)
         st.plotly_chart(mfig.model_figure(model), key="mdof_diagram", width="content")
         st.markdown("**Parameters** (start values from the model; the simulated experiments use them as the truth)")
         tables.show(md.parameter_table(model), key="mdof_param_table", fmt="%.5g")

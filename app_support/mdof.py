@@ -100,6 +100,20 @@ def read_plan_file(data: bytes, name: str) -> StagePlan:
     return parse_plan(text, source=f"plan file {name}")
 
 
+def single_dof_note(model: MdofModel) -> str:
+    """For a model of one DOF that is the single-DOF model of some ``--terms`` (:mod:`nlid_core.mdof.single`): where
+    else it is fitted with the single-DOF estimators; empty for any other model."""
+    from nlid_core.mdof.single import single_dof_form
+
+    form = single_dof_form(model)
+    if isinstance(form, str):
+        return ""
+    return (f"One DOF joined to ground: this is the single-DOF model `{form.terms}` ({form.mapping_text()}). The"
+            " stages here fit it like any model file; `identify --model` on dynamic records, and the Model and"
+            " Identify pages with these terms, fit it with the single-DOF estimators (equation error, then output"
+            " error).")
+
+
 def model_key(model: MdofModel) -> str:
     """What identifies a model for the page: its model file text (structure and start values)."""
     return dump_model(model)

@@ -199,3 +199,10 @@ def test_records_loaded_on_the_data_page_are_mapped_or_refused_by_name():
     (err,) = [e.value.replace("\\", "") for e in at.error]  # shown escaped for markdown
     assert "record 'other' has no column for output 'x3'" in err
     assert at.session_state[state.MDOF]["records"] == (rec,)  # the earlier records stay
+
+
+def test_a_one_dof_model_names_its_single_dof_form():
+    assert md.single_dof_note(chain(3)) == ""
+    note = md.single_dof_note(chain(1))
+    assert "`m0,c1,c2,k1,k3`" in note and "m_x1 = m0" in note and "identify --model" in note
+
