@@ -242,3 +242,6 @@ def test_a_one_dof_model_file_and_terms_give_bit_identical_estimates(tmp_path: o
                  "--quiet", "--json", str(d / "s.json")]) in (0, 1)
     assert "stages" in json.loads((d / "s.json").read_text())
     assert main(["identify", *common, "--model", str(d / "one.toml"), "--start", "k1_g=800"]) == 2
+    from nlid_core.mdof.single import single_dof_form
+
+    assert "rotation" in str(single_dof_form(parse_model(ONE_DOF.replace('name = "y"', 'name = "y"\nunit = "rad"'))))

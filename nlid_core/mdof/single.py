@@ -1,7 +1,7 @@
 """A model file of one DOF in its single-DOF form: the same model, fitted by the same estimator as ``--terms``.
 
-A model file whose one lumped DOF is joined to ground only (no rigid body, no gravity along it, no shared
-parameters, every term once) is the single-DOF equation ``m·ẍ + Σ F_j(x, ẋ, z) = f(t)`` that ``--terms`` builds:
+A model file whose one lumped, translational DOF is joined to ground only (no rigid body, no gravity along it, no
+shared parameters, every term once) is the single-DOF equation ``m·ẍ + Σ F_j(x, ẋ, z) = f(t)`` that ``--terms`` builds:
 its mass ``m_<dof>`` is the term ``m0`` and each connection term's parameter ``<p>_<connection>`` is the term's
 parameter ``<p>``. :func:`single_dof_form` gives that :class:`~nlid_core.models.TermModel` with the model file's
 start values, bounds and fixed flags, so that ``identify --model`` on dynamic records of such a model runs the
@@ -79,6 +79,8 @@ def single_dof_form(model: MdofModel) -> SingleDofForm | str:
     if model.n_dof != 1:
         return f"the model has {model.n_dof} DOFs"
     dof = model.dofs[0]
+    if dof.unit != "m":  # the single-DOF records carry their units from the file; a rotation's are the model's
+        return f"`{dof.name}` is a rotation"
     if dof.gravity != 0.0:
         return f"gravity acts along `{dof.name}` (its weight depends on the mass)"
     if model.shares:
