@@ -125,7 +125,8 @@ def simulate(
     Returns
     -------
     MdofRun
-        A failure (divergence, stiffness, gimbal lock, non-positive-definite mass) is a result with
+        A failure (divergence: a non-finite state, a position beyond 1e6·(1 + |q0|) or a velocity beyond
+        1e6·(1 + |q̇0|) in SI units; stiffness, gimbal lock, non-positive-definite mass) is a result with
         ``success=False``.
 
     Raises
@@ -176,11 +177,16 @@ def _run(lp: ModelPlan, t: FloatArray, coef: FloatArray, theta: FloatArray, y0: 
     out_idx = np.array([k if k < 2 * n else nst + k - 2 * n for k in out], dtype=np.int64)
     lim = np.full(nst, np.inf)
     lim[:n] = 1e6 * (1.0 + np.abs(y[:n]))
+    # SDIRK4's absolute tolerances follow the position limits alone (run_plan's default for these limits)
+    atol = np.maximum(1e-8 * np.where(np.isfinite(lim), lim * 1e-9, 1e-6), 1e-15)
+    # a velocity of 1e6 m/s or rad/s is a runaway: stopping there spares the implicit retry of a diverging model
+    # its smallest steps (a platform spinning up: 11 s -> 2 s to report the divergence)
+    lim[n:2 * n] = 1e6 * (1.0 + np.abs(y[n:2 * n]))
     start = time.perf_counter()
     steps = nsub
     if steps is None and factor > 1:
         steps = auto_substeps(plan, t, y, th, coef[0, :, 0]) * int(factor)
-    run = run_plan(plan, t, coef, th, y, s0, want, out_idx, lim, substeps=steps)
+    run = run_plan(plan, t, coef, th, y, s0, want, out_idx, lim, substeps=steps, atol=atol)
     elapsed = time.perf_counter() - start
     code = run.code
     done = min(run.index, t.size)
