@@ -38,7 +38,8 @@ _MODEL_OPTIONS = (("--custom", "custom"), ("--start", "start"), ("--fix", "fix")
 def add_mdof_options(parser: argparse.ArgumentParser, *, identify: bool) -> None:
     """Add ``--model`` (and, for identify, the records' roles and the stage plan) to a command."""
     parser.add_argument("--model", metavar="MODEL_FILE",
-                        help="a multi-DOF model file (TOML, see the README): its [inputs]/[outputs] map the columns")
+                        help="a multi-DOF model file (TOML, see the README): its [inputs]/[outputs] map the columns;"
+                             " one DOF joined to ground is fitted as its --terms model (single-DOF estimators)")
     parser.add_argument("--held", action="append", default=[], metavar="RECORD=DOF,DOF",
                         help="with --model: DOFs the rig held in a record (repeatable)")
     if identify:
