@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import NlidError
+from .common import names_of
 from .parser import MAX_STEPS, UsageError, build_parser, command_of
 
 __all__ = ["main", "one_line", "MESSAGE_CHARS"]
@@ -99,14 +100,10 @@ def _check_length(duration: float | None, fs: float | None, defaults: tuple[floa
 _READS_FILES = frozenset({"identify", "simulate", "split", "friction", "nonlinearity", "mimo"})
 
 
-def _split(spec: str) -> tuple[str, ...]:
-    return tuple(s.strip() for s in spec.split(",") if s.strip())
-
-
 def _numbers(spec: str, option: str) -> dict[str, float]:
     """``"a=1,b=2e3"`` -> {"a": 1.0, "b": 2000.0}; raises NlidError naming the option."""
     out: dict[str, float] = {}
-    for part in _split(spec):
+    for part in names_of(spec):
         name, sep, value = part.partition("=")
         try:
             if not sep or not name.strip():
@@ -268,7 +265,7 @@ def _example(args: argparse.Namespace) -> int:
     if args.noise:
         overrides["noise"] = _numbers(args.noise, "--noise")
     if args.measured:
-        overrides["measured"] = _split(args.measured)
+        overrides["measured"] = names_of(args.measured)
     from ..examples import EXAMPLES
 
     spec = EXAMPLES[args.name]

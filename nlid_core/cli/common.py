@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable
 
-__all__ = ["COMMAND_HELP", "share_options"]
+__all__ = ["COMMAND_HELP", "names_of", "share_options"]
 
 #: Every command of the CLI, in the order ``--help`` lists them, with its one-line help.
 COMMAND_HELP = {
@@ -36,3 +36,8 @@ def share_options(parser: argparse.ArgumentParser, source: argparse.ArgumentPars
     for action in source._actions:
         if action.dest in wanted:
             parser._add_action(action)
+
+
+def names_of(spec: str) -> tuple[str, ...]:
+    """``"a, b,,c"`` -> ("a", "b", "c"): the names of a comma-separated option."""
+    return tuple(s.strip() for s in spec.split(",") if s.strip())

@@ -49,6 +49,7 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tup
     from ..estimate import FitOptions, WarningTally, identify
     from ..guard import load_record_guarded, load_records_guarded
     from ..validation import validate
+    from .common import names_of
 
     # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
     # exhausts its limits ends only the worker and gives a one-line DataValidationError.
@@ -57,7 +58,8 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tup
     start, fix = parse_values(args.start, "--start"), parse_values(args.fix, "--fix")
     bounds, free = parse_bounds(args.bounds), parse_names(args.free, "--free")
     if form is None:
-        model, columns = build_model(args.terms, args.custom, model_settings(args.v_eps, args.gap, {**start, **fix})), args.columns
+        settings = model_settings(args.v_eps, args.gap, {**start, **fix})
+        model, columns = build_model(args.terms, args.custom, settings), args.columns
     else:
         from ..mdof.data import column_spec
 
@@ -74,7 +76,7 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tup
         params = (build_parameters(model, **units, start=start, fix=fix, bounds=bounds, free=free) if form is None
                   else form.parameters(**units))
         options = FitOptions(
-            method=args.method, outputs=tuple(s.strip() for s in args.outputs.split(",") if s.strip()), initial_state=args.initial_state,
+            method=args.method, outputs=names_of(args.outputs), initial_state=args.initial_state,
             input_hold=args.input_hold, sample_step=args.sample_step, force_threshold=args.force_threshold,
             differentiator=args.differentiator,
         )

@@ -1,8 +1,8 @@
 """A model file of one DOF in its single-DOF form: the same model, fitted by the same estimator as ``--terms``.
 
 A model file whose one lumped, translational DOF is joined to ground only (no rigid body, no gravity along it, no
-shared parameters, every term once) is the single-DOF equation ``m·ẍ + Σ F_j(x, ẋ, z) = f(t)`` that ``--terms`` builds:
-its mass ``m_<dof>`` is the term ``m0`` and each connection term's parameter ``<p>_<connection>`` is the term's
+shared parameters, every term once) is the single-DOF equation ``m·ẍ + Σ F_j(x, ẋ, z) = f(t)`` that ``--terms``
+builds: its mass ``m_<dof>`` is the term ``m0`` and each connection term's parameter ``<p>_<connection>`` is the term's
 parameter ``<p>``. :func:`single_dof_form` gives that :class:`~nlid_core.models.TermModel` with the model file's
 start values, bounds and fixed flags, so that ``identify --model`` on dynamic records of such a model runs the
 single-DOF estimators (equation error, output error, their starts and checks) and gives, bit for bit, the
