@@ -11,6 +11,8 @@ from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.figures.fits import fit_units
 from nlid_core.identifiability import rank_summary
+from nlid_core.report import covariance_text
+from nlid_core.verdict import judge
 
 st.title("Identify")
 state.show_notice()
@@ -51,6 +53,12 @@ with st.container(key="results", border=True):
     st.subheader(f"Run #{run.id}: {'converged' if fit.success else 'FAILED'} ({run.elapsed_s:.2f} s)")
     if not fit.success:
         st.error(esc(fit.message))
+    verdict = judge(fit)
+    if fit.success and not verdict.ok:
+        box = st.error if verdict.status == "failed" else st.warning
+        box(f"**{'A failed fit' if verdict.status == 'failed' else 'Do not trust this fit yet'}:**\n"
+            + "\n".join(f"- {esc(r, 400)}" for r in verdict.reasons)
+            + "\n\n**Try:** " + " ".join(esc(a, 400) + "." for a in verdict.advice))
     st.markdown("**Identified equation** (value ± standard error):")
     st.code(fit.equation(), language=None, wrap_lines=True)
     tables.show(tables.parameter_table(fit), key="param_table", fmt="%.6g")
@@ -62,7 +70,7 @@ with st.container(key="results", border=True):
             st.warning(f"**{esc(e.name)}**: " + "; ".join(esc(n) for n in e.notes))
     if fit.uncertainty is not None:
         st.caption(f"Scaled condition number {fit.uncertainty.condition_number:.3g}, "
-                   f"{rank_summary(fit.uncertainty)}.")
+                   f"{rank_summary(fit.uncertainty)}. Intervals: {esc(covariance_text(fit))}.")
     for w in fit.weak_directions:
         st.caption(f"Weak direction: {esc(w)}")
     if fit.warnings:  # one box, not one per note

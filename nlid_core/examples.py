@@ -16,6 +16,7 @@ not the 500 Hz it states; the examples sample at exactly ``fs_hz``.)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,12 +24,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.integrate import solve_ivp
+from scipy.signal import butter, lfilter, sosfiltfilt
 
 from .errors import ModelSpecError, SimulationError
 from .models import ModelSettings, TermModel
 from .record import Record, from_arrays
 
-__all__ = ["ExampleSpec", "EXAMPLES", "generate", "make_example", "chirp_force"]
+__all__ = ["ExampleSpec", "EXAMPLES", "generate", "make_example", "chirp_force", "noise_filter"]
 
 FloatArray = NDArray[np.float64]
 
@@ -64,6 +66,11 @@ class ExampleSpec:
     noise : mapping
         Noise standard deviation per channel (x m, v m/s, a m/s², f N); drawn
         in the order x, v, a, f.
+    noise_colour : str
+        ``"white"`` (independent samples), ``"ar1:PHI"`` (a first-order autoregression with coefficient
+        0 <= PHI < 1, stationary from the first sample) or ``"band:F1-F2"`` (white noise through a
+        fourth-order Butterworth band-pass from F1 to F2 Hz, forward and backward): coloured measurement noise
+        of the same standard deviation, for checking intervals on residuals that are not white.
     measured : tuple of str
         Response channels written to the record (``x`` always).
     x0 : (float, float)
@@ -80,6 +87,7 @@ class ExampleSpec:
     duration_s: float = 12.0
     fs_hz: float = 500.0
     noise: Mapping[str, float] = field(default_factory=lambda: {"x": 4e-4, "v": 3e-3, "a": 5e-2})
+    noise_colour: str = "white"
     measured: tuple[str, ...] = ("x", "v", "a")
     x0: tuple[float, float] = (0.0, 0.0)
     seed: int = 42
@@ -127,6 +135,7 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     bad_noise = {c: v for c, v in spec.noise.items() if c not in ("x", "v", "a", "f") or not (v >= 0)}
     if bad_noise:
         raise ModelSpecError(f"`noise` takes channels x, v, a, f with standard deviations >= 0; got {bad_noise}")
+    colour = noise_filter(spec.noise_colour, spec.fs_hz)
     bad_terms = {k: v for k, v in spec.terms.items() if not np.isfinite(v)}
     if bad_terms:
         raise ModelSpecError(f"true coefficients must be finite; got {bad_terms}")
@@ -172,11 +181,12 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
     noisy = {}
     for c in ("x", "v", "a", "f"):
         sd = float(spec.noise.get(c, 0.0))
-        noisy[c] = clean[c] + sd * rng.standard_normal(n) if sd > 0 else clean[c].copy()
+        noisy[c] = clean[c] + sd * colour(rng.standard_normal(n)) if sd > 0 else clean[c].copy()
     meta = {
         "true_parameters": dict(spec.terms),
         "excitation": f"chirp {spec.amplitude_n:g} N, {spec.f0_hz:g}->{spec.f1_hz:g} Hz over {spec.duration_s:g} s",
         "noise": dict(spec.noise),
+        **({"noise_colour": spec.noise_colour} if spec.noise_colour != "white" else {}),
         "seed": spec.seed,
         "x0": list(spec.x0),
     }
@@ -186,6 +196,51 @@ def generate(spec: ExampleSpec, *, name: str = "example") -> Record:
         noisy["a"] if "a" in spec.measured else None,
         name=name, source=f"example:{name}", meta=meta,
     )
+
+
+def noise_filter(colour: str, fs_hz: float) -> Callable[[FloatArray], FloatArray]:
+    """The filter that turns unit white noise into unit noise of ``colour`` (see :class:`ExampleSpec`).
+
+    Raises
+    ------
+    ModelSpecError
+        An unknown colour, a coefficient outside [0, 1) or a band outside (0, fs/2).
+    """
+    kind, _, arg = str(colour).partition(":")
+    if kind == "white" and not arg:
+        return lambda w: w
+    try:
+        if kind == "ar1":
+            phi = float(arg)
+            if not 0.0 <= phi < 1.0:
+                raise ValueError
+            # stationary from the first sample: e0 ~ N(0, 1), then e_k = φ e_(k-1) + √(1 − φ²) w_k
+            return lambda w: _ar1(w, phi)
+        if kind == "band":
+            lo_s, _, hi_s = arg.partition("-")
+            lo, hi = float(lo_s), float(hi_s)
+            if not 0.0 < lo < hi < fs_hz / 2:
+                raise ValueError
+            sos = butter(4, [lo, hi], btype="bandpass", fs=fs_hz, output="sos")
+
+            def band(w: FloatArray) -> FloatArray:
+                e = sosfiltfilt(sos, w)
+                sd = float(np.std(e))
+                return np.asarray(e / sd if sd > 0 else e, dtype=np.float64)
+
+            return band
+    except ValueError:
+        pass
+    raise ModelSpecError(f"noise colour {colour!r}: use white, ar1:PHI with 0 <= PHI < 1, or band:F1-F2 with"
+                         f" 0 < F1 < F2 < {fs_hz / 2:g} Hz")
+
+
+def _ar1(w: FloatArray, phi: float) -> FloatArray:
+    e = np.empty_like(w)
+    if w.size:
+        e[0] = w[0]
+        e[1:] = lfilter([math.sqrt(1 - phi * phi)], [1.0, -phi], w[1:], zi=[phi * w[0]])[0]
+    return e
 
 
 def make_example(name: str = "seed", *, overrides: Mapping[str, object] | None = None) -> Record:

@@ -44,9 +44,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import fft as sp_fft
 from scipy import special
 
-from .metrics import rms
+from .metrics import rms, whiteness_test
 
 __all__ = [
     "Uncertainty",
@@ -58,10 +59,15 @@ __all__ = [
     "RSE_LIMIT",
     "CORR_LIMIT",
     "correlation_length",
+    "serially_correlated",
+    "SerialBlock",
     "t_quantile",
 ]
 
 FloatArray = NDArray[np.float64]
+#: The rows of one record in the Newey–West covariance: a ``(start, stop)`` range, or a tuple of such ranges of
+#: equal length (the record's channels, row k of each at the same time).
+SerialBlock = tuple[int, int] | tuple[tuple[int, int], ...]
 
 #: Relative standard error above which a parameter is flagged unidentifiable.
 RSE_LIMIT = 0.5
@@ -104,6 +110,8 @@ class Uncertainty:
     serial_lag : int
         The Newey–West window used (largest over the blocks; 0 for white residuals or without
         ``serial_blocks``).
+    serial : bool
+        True when the covariance is the Newey–West one (the residual is serially correlated).
     """
 
     names: tuple[str, ...]
@@ -120,6 +128,7 @@ class Uncertainty:
     scaled_covariance: FloatArray | None = None
     column_norms: FloatArray | None = None
     serial_lag: int = 0
+    serial: bool = False
 
 
 def column_norms(a: FloatArray) -> FloatArray:
@@ -179,7 +188,8 @@ def uncertainty_from_jacobian(
     extra_rows: int = 0,
     sigma2: float | None = None,
     dof: int | None = None,
-    serial_blocks: Sequence[tuple[int, int]] | None = None,
+    serial_blocks: Sequence[SerialBlock] | None = None,
+    serial_auto: bool = False,
 ) -> Uncertainty:
     """Covariance, standard errors and diagnostics from a residual Jacobian.
 
@@ -204,10 +214,16 @@ def uncertainty_from_jacobian(
         Known residual variance and degrees of freedom (one noise group);
         then ``jac`` may be any factor with the same ``JᵀJ`` (e.g. the R of a
         QR decomposition) and ``residual`` is not used.
-    serial_blocks : sequence of (start, stop) or None
-        Row ranges (records) within which the residual may be serially
+    serial_blocks : sequence of SerialBlock or None
+        Row ranges (records; several equal-length ranges for the channels
+        of one record) within which the residual may be serially
         correlated: the Newey–West covariance of the module notes instead of
         the per-group one (``groups`` is then not used).
+    serial_auto : bool
+        With ``serial_blocks``: take the Newey–West covariance only when
+        some range's residual fails the whiteness test of the reports
+        (:func:`serially_correlated`), else the per-group one, so that
+        white residuals keep the usual intervals.
 
     Returns
     -------
@@ -250,7 +266,7 @@ def uncertainty_from_jacobian(
         return _finish(names, pinv_s, sig_known, dinv, v, s, keep, norms, smax, rank, dof_known,
                        np.array([sig_known]), confidence)
     dof = max(m_data - n, 1)
-    if serial_blocks is not None:
+    if serial_blocks is not None and (not serial_auto or serially_correlated(r[:m_data], serial_blocks)):
         return _serial(names, js, r, m_data, pinv_s, dinv, v, s, keep, norms, smax, rank, dof, serial_blocks,
                        confidence)
     g = np.zeros(m_data, dtype=np.int64) if groups is None else np.asarray(groups[:m_data], dtype=np.int64)
@@ -294,29 +310,81 @@ def correlation_length(r: FloatArray, threshold: float = 0.05) -> int:
     return int(below[0]) if below.size else n
 
 
+def _window_weights(lag: int, nfft: int) -> FloatArray:
+    """The DFT of the Bartlett window ``1 − |l|/(lag+1)`` for |l| ≤ lag (real and non-negative: Fejér's kernel),
+    at the ``nfft // 2 + 1`` frequencies of a real FFT of length ``nfft``."""
+    w = np.zeros(nfft)
+    ls = np.arange(lag + 1)
+    w[ls] = 1.0 - ls / (lag + 1)
+    if lag:
+        w[nfft - ls[1:]] = w[ls[1:]]
+    return np.asarray(sp_fft.rfft(w).real, dtype=np.float64)
+
+
+def _block_ranges(block: SerialBlock) -> tuple[tuple[int, int], ...]:
+    """The row ranges of one serial block: one ``(start, stop)``, or several of equal length (the channels of
+    one record, row k of each at the same time)."""
+    if len(block) == 2 and all(isinstance(b, (int, np.integer)) for b in block):
+        return ((int(block[0]), int(block[1])),)  # type: ignore[arg-type]
+    return tuple((int(a), int(b)) for a, b in block)  # type: ignore[misc]
+
+
+def serially_correlated(residual: FloatArray, blocks: Sequence[SerialBlock]) -> bool:
+    """Whether the residual of any row range of ``blocks`` fails the Ljung–Box whiteness test the reports print
+    (:func:`nlid_core.metrics.whiteness_test`, p below 0.01)."""
+    r = np.asarray(residual, dtype=np.float64)
+    for block in blocks:
+        for a, b in _block_ranges(block):
+            if b - a >= 8 and not whiteness_test(r[a:b]).white:
+                return True
+    return False
+
+
 def _serial(names: Sequence[str], js: FloatArray, r: FloatArray, m_data: int, pinv_s: FloatArray, dinv: FloatArray,
             v: FloatArray, s: FloatArray, keep: NDArray[np.bool_], norms: FloatArray, smax: float, rank: int, dof: int,
-            blocks: Sequence[tuple[int, int]], confidence: float) -> Uncertainty:
-    """The Newey–West covariance of the module notes (``js`` the unit-norm columns)."""
+            blocks: Sequence[SerialBlock], confidence: float) -> Uncertainty:
+    """The Newey–West covariance of the module notes (``js`` the unit-norm columns). The channels of one block
+    add their scores at each time, so that their cross-correlation counts; the lagged sums are taken at once in
+    the frequency domain (Σ_l w_l Γ_l = Re Sᴴ diag(Ŵ) S / N, Ŵ the window's DFT), so a window of thousands of
+    samples costs two FFTs per column."""
     rd = r[:m_data]
     ref = rms(rd) * math.sqrt(m_data / dof) if m_data else 1.0
     ref = ref if ref > 0 and math.isfinite(ref) else 1.0
     scores = js[:m_data] * (rd / ref)[:, None]
-    omega = scores.T @ scores
+    p = scores.shape[1]
+    omega = np.zeros((p, p))
+    covered = np.zeros(m_data, dtype=bool)
     lag_max = 0
-    for b0, b1 in blocks:
-        sc = scores[b0:b1]
-        lag = min(3 * correlation_length(rd[b0:b1]), max((b1 - b0) // 20, 0))
+    for block in blocks:
+        ranges = _block_ranges(block)
+        length = ranges[0][1] - ranges[0][0]
+        if length <= 0 or any(b - a != length for a, b in ranges):
+            raise ValueError(f"serial block {block}: its ranges must be non-empty and of one length")
+        sc = np.zeros((length, p))
+        corr = 0
+        for a, b in ranges:
+            sc += scores[a:b]
+            covered[a:b] = True
+            corr = max(corr, correlation_length(rd[a:b]))
+        lag = min(3 * corr, max(length // 20, 0))
         lag_max = max(lag_max, lag)
-        for lag_ in range(1, lag + 1):
-            gl = sc[lag_:].T @ sc[:-lag_]
-            omega += (1.0 - lag_ / (lag + 1)) * (gl + gl.T)
+        if lag == 0:
+            omega += sc.T @ sc
+            continue
+        nfft = sp_fft.next_fast_len(length + lag + 1, real=True)
+        spec = sp_fft.rfft(sc, nfft, axis=0)
+        wk = _window_weights(lag, nfft)
+        wk[1:(nfft + 1) // 2] *= 2.0  # the bins a real FFT stores once stand for two
+        omega += ((spec.T * wk) @ spec.conj()).real / nfft
+    if not covered.all():  # rows outside every block are independent
+        rest = scores[~covered]
+        omega += rest.T @ rest
     if js.shape[0] > m_data:  # prior rows count as information at the noise level
         jp = js[m_data:]
         omega += jp.T @ jp
     cov_s = pinv_s @ omega @ pinv_s * (m_data / max(m_data - rank, 1))
     unc = _finish(names, cov_s, ref, dinv, v, s, keep, norms, smax, rank, dof, np.array([ref]), confidence)
-    return dataclasses.replace(unc, serial_lag=lag_max)
+    return dataclasses.replace(unc, serial_lag=lag_max, serial=True)
 
 
 def _undetermined(names: Sequence[str], n: int, dof: int, confidence: float) -> Uncertainty:

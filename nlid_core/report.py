@@ -1,7 +1,7 @@
 """Rendering of results to plain data (JSON) and readable text. No computation.
 
 The JSON layout is a public contract (CLI ``--json``, scripts, dashboard):
-``{"success", "message", "method", "terms", "equation", "parameters":
+``{"success", "verdict": {"status", "reasons", "advice"}, "message", "method", "terms", "equation", "parameters":
 {name: {"value", "stderr", "ci95": [lo, hi], "rel_stderr", "unit", "vary",
 "bounds", "flags", "notes"}}, "metrics": {...}, "diagnostics": {...},
 "initial_states": [...], "validation": {...} (when validated), "timing":
@@ -24,8 +24,10 @@ from .jsonsafe import finite_or_none, json_safe
 from .metrics import percent_text, residual_kind
 from .quantity import quantity
 from .validation import ValidationResult
+from .verdict import judge
 
-__all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text"]
+__all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text", "covariance_kind",
+           "covariance_text"]
 
 
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
@@ -34,6 +36,7 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
     out: dict[str, Any] = {
         "nlid_version": __version__,
         "success": fit.success,
+        "verdict": judge(fit, validations).to_dict(),
         "message": fit.message,
         "method": fit.method,
         "terms": list(fit.model.terms),
@@ -47,6 +50,7 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
         "diagnostics": {
             "condition_number_scaled": finite_or_none(unc.condition_number) if unc else None,
             "rank": unc.rank if unc else None,
+            "covariance": covariance_kind(fit),
             "n_estimated": len(unc.names) if unc else 0,
             "weak_directions": list(fit.weak_directions),
             "strong_correlations": [{"a": a, "b": b, "rho": rho} for a, b, rho in fit.correlated_pairs],
@@ -79,6 +83,27 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
     return json_safe(out)  # type: ignore[no-any-return]
 
 
+def covariance_kind(fit: FitResult) -> dict[str, Any] | None:
+    """How the intervals were computed: ``{"kind": "independent"}`` (rows taken as independent) or
+    ``{"kind": "newey-west", "window": L}`` (a serially correlated residual; L samples)."""
+    unc = fit.uncertainty
+    if unc is None:
+        return None
+    return {"kind": "newey-west", "window": unc.serial_lag} if unc.serial else {"kind": "independent"}
+
+
+def covariance_text(fit: FitResult) -> str:
+    """:func:`covariance_kind` in words."""
+    unc = fit.uncertainty
+    if unc is None:
+        return "none"
+    if unc.serial:
+        return (f"Newey–West (HAC) over a window of {unc.serial_lag} samples, because the residual is serially"
+                " correlated (not white): samples are not independent, and intervals that took them so would be"
+                " too narrow")
+    return "from independent residuals (the residual passed the whiteness test)"
+
+
 def all_warnings(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> list[str]:
     """The fit's warnings followed by each validation's (prefixed with its record)."""
     return [*fit.warnings, *(f"validation on {v.record}: {w}" for v in validations for w in v.warnings)]
@@ -97,9 +122,14 @@ def unit_text(unit: str) -> str:
 def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> str:
     """Readable multi-line report of ``fit`` (equation, parameter table, flags, metrics) and its ``validations``."""
     lines = []
-    status = "OK" if fit.success else "FAILED"
-    lines.append(f"nlid identification [{status}] method={fit.method} terms={','.join(fit.model.terms)}")
+    verdict = judge(fit, validations)
+    lines.append(f"nlid identification [{verdict.label}] method={fit.method} terms={','.join(fit.model.terms)}")
     lines.append(f"  {fit.message}")
+    if not verdict.ok:
+        lines.append("")
+        lines.append(f"Verdict: {verdict.label}, because")
+        lines.extend(f"  - {r}" for r in verdict.reasons)
+        lines.extend(f"  Try: {a}" for a in verdict.advice)
     lines.append("")
     lines.append("Identified equation (value ± standard error):")
     lines.append("  " + fit.equation())
@@ -124,6 +154,7 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
         u = fit.uncertainty
         lines.append("")
         lines.append(f"Scaled condition number {_fmt(u.condition_number, 3)}, {rank_summary(u)}")
+        lines.append(f"Intervals: {covariance_text(fit)}")
         for w in fit.weak_directions:
             lines.append(f"  weak direction: {w}")
     if fit.metrics:
@@ -227,7 +258,7 @@ def html_report(
                    for caption, html in figures_html)
     unc = fit.uncertainty
     diag = (f"Scaled condition number {unc.condition_number:.3g}, {escape(rank_summary(unc))}."
-            if unc is not None else "")
+            f" Intervals: {escape(covariance_text(fit))}." if unc is not None else "")
     weak = "".join(f"<li>{escape(w)}</li>" for w in fit.weak_directions)
     warns = "".join(f"<li>{escape(w)}</li>" for w in all_warnings(fit, validations))
     timing = ", ".join(f"{escape(k.removesuffix('_s'))} {1000 * v:.1f} ms" for k, v in fit.timing.items())

@@ -147,8 +147,10 @@ def test_beta_free_is_flagged_in_words_and_the_products_still_identified(records
     data = write_record(records[0], tmp_path / "est.csv")
     out = tmp_path / "free.json"
     code = main(["identify", str(data), "--terms", TERMS, "--free", "beta", "--json", str(out), "--quiet"])
-    assert code == 0
     doc = json.loads(out.read_text())
+    # the simulated outputs are right, the parameters are not determined: an untrustworthy fit (exit 4)
+    assert code == 4 and doc["verdict"]["status"] == "untrustworthy"
+    assert any(r.startswith("beta: standard error") for r in doc["verdict"]["reasons"]), doc["verdict"]
     params = doc["parameters"]
     for name in ("beta", "gamma", "delta"):
         assert "unidentifiable" in params[name]["flags"], name

@@ -273,7 +273,8 @@ def test_a_successful_fit_prints_nothing_on_stderr_in_a_real_process(seed_record
     out = tmp_path / "fit.json"
     proc = subprocess.run([sys.executable, "-m", "nlid_core", "identify", str(path), "--method", "equation-error",
                            "--json", str(out), "--quiet"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr[:500]
+    # exit 4 when the verdict finds the fit untrustworthy (m1 of the seed system is barely seen by equation error)
+    assert proc.returncode in (0, 4) and proc.stderr == "", proc.stderr[:500]
     assert json.loads(out.read_text())["parameters"]["k3"]["value"] > 1e90
 
 

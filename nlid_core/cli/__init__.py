@@ -9,7 +9,10 @@ Commands ``identify``, ``simulate`` (:mod:`nlid_core.cli.simulate`), ``split`` (
 options in :mod:`nlid_core.cli.model` (read by :mod:`nlid_core.modeltext`).
 
 Exit status: 0 success; 1 the identification or simulation ran but failed
-(diverged, did not converge: the report or the error line says why); 2 bad
+(diverged, did not converge, or ``identify``'s model explains a record worse
+than its mean: the report or the error line says why); 4 ``identify`` ran but
+its result is untrustworthy (:mod:`nlid_core.verdict`: a parameter at a bound
+or undetermined, a physical order broken); 2 bad
 input or usage (one line on stderr, no traceback); 3 an internal error (one
 line; set ``NLID_DEBUG=1`` for the traceback); 130 interrupted (Ctrl-C); 141
 the reader of the output stopped early (``nlid terms | head``), quietly, as a
@@ -132,9 +135,11 @@ def _identify(args: argparse.Namespace) -> int:
     from .save import save_identify, save_identify_mdof, study_target
 
     from ..report import format_report, result_to_dict
+    from ..verdict import judge
 
     target = study_target(args)  # checked (and the database opened) before the fit
-    fit, validations, records, val_records, setup = fit_single(args, files, route[0] if route else None)
+    fit, validations, records, val_records, setup = fit_single(args, files, route[0] if route else None,
+                                                               None if args.quiet else _emit_now)
     doc = {**result_to_dict(fit, validations), "parameter_setup": setup}
     text = format_report(fit, validations)
     if route is not None:
@@ -149,7 +154,7 @@ def _identify(args: argparse.Namespace) -> int:
                  else save_identify_mdof(target, args, doc))
         if not args.quiet:
             _print_report(saved)
-    return 0 if fit.success else 1
+    return judge(fit, validations).exit_status
 
 
 def _identify_mdof(args: argparse.Namespace) -> int:
@@ -425,14 +430,16 @@ def _pendulum(args: argparse.Namespace) -> int:
     return status
 
 
+def _emit_now(line: str) -> None:
+    """A progress line, shown as it comes (also through a pipe)."""
+    _print_report(line)
+    sys.stdout.flush()
+
+
 def _batch(args: argparse.Namespace) -> int:
     from .batch import run_batch
 
-    def emit(line: str) -> None:  # progress lines appear as they come, also through a pipe
-        _print_report(line)
-        sys.stdout.flush()
-
-    return run_batch(args, emit=emit)
+    return run_batch(args, emit=_emit_now)
 
 
 def _studies(args: argparse.Namespace) -> int:

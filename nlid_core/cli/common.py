@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+import math
+import time
+from collections.abc import Callable, Iterable
 
-__all__ = ["COMMAND_HELP", "names_of", "share_options"]
+from ..progress import ProgressFn
+
+__all__ = ["COMMAND_HELP", "names_of", "progress_printer", "share_options"]
 
 #: Every command of the CLI, in the order ``--help`` lists them, with its one-line help.
 COMMAND_HELP = {
@@ -41,3 +45,20 @@ def share_options(parser: argparse.ArgumentParser, source: argparse.ArgumentPars
 def names_of(spec: str) -> tuple[str, ...]:
     """``"a, b,,c"`` -> ("a", "b", "c"): the names of a comma-separated option."""
     return tuple(s.strip() for s in spec.split(",") if s.strip())
+
+
+def progress_printer(emit: Callable[[str], None], *, after_s: float = 2.0, every_s: float = 1.0) -> ProgressFn:
+    """A progress callback for a long fit: once it has run ``after_s`` seconds, a line
+    ``[  12.3 s] output-error: evaluation 35 of at most 400, cost 0.0123`` at most every ``every_s`` seconds
+    (a quick fit prints nothing)."""
+    start = time.monotonic()
+    last = [-math.inf]
+
+    def show(stage: str, fraction: float, message: str) -> None:
+        now = time.monotonic()
+        if now - start < after_s or now - last[0] < every_s:
+            return
+        last[0] = now
+        emit(f"[{now - start:7.1f} s] {stage}: {message}")
+
+    return show

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["add_model_options", "fit_single"]
@@ -37,19 +37,19 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              " see the `terms` command), e.g. --free v_eps --bounds v_eps=1e-4:1e-1")
 
 
-def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tuple[Any, list[Any], Any, list[Any],
-                                                                                   dict[str, Any]]:
+def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: Callable[[str], None] | None = None
+               ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any]]:
     """The single-DOF identification of ``files``: (fit, validations, records, validation records, parameter setup).
 
     ``form`` is a one-DOF model file's single-DOF form (its model, start values and column mapping), or None for
-    the model of ``--terms`` and the options.
+    the model of ``--terms`` and the options. ``emit`` prints the progress of a long fit (a line a second).
     """
     from ..modeltext import (build_model, build_parameters, model_settings, parameter_setup, parse_bounds,
                              parse_names, parse_values)
     from ..estimate import FitOptions, WarningTally, identify
     from ..guard import load_record_guarded, load_records_guarded
     from ..validation import validate
-    from .common import names_of
+    from .common import names_of, progress_printer
 
     # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
     # exhausts its limits ends only the worker and gives a one-line DataValidationError.
@@ -85,7 +85,8 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any) -> tup
                                 rows=args.validate_rows)
             for v in args.validate
         ]
-        fit = identify(records, model, params=params, options=options)
+        fit = identify(records, model, params=params, options=options,
+                       progress=progress_printer(emit) if emit is not None else None)
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]

@@ -9,6 +9,7 @@ solve (BVLS) and the covariance use only the p × p triangular factor R.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -21,8 +22,8 @@ from scipy.linalg.lapack import dtrtrs
 from scipy.optimize import lsq_linear
 
 from ..errors import DataValidationError, ModelSpecError
-from ..identifiability import (column_norms, least_squares_solve, rescale_uncertainty, uncertainty_from_jacobian,
-                               weak_directions_text)
+from ..identifiability import (column_norms, least_squares_solve, rescale_uncertainty, serially_correlated,
+                               uncertainty_from_jacobian, weak_directions_text)
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import Record
@@ -174,7 +175,7 @@ def equation_error(
     # overflow, and the solution is exactly that of the unscaled problem.
     scaling = data_scaling(model, recs_d)
     _check_scales(model, params, recs_d, simulate=False, scaling=scaling)
-    A, b, phis = _linear_system(model, recs_d, params, opts, scaling)
+    A, b, phis, rows = _linear_system(model, recs_d, params, opts, scaling)
     if A.shape[0] <= A.shape[1]:
         raise DataValidationError(f"{A.shape[0]} usable samples for {A.shape[1]} parameters")
     ls = _LinearSolve(A, b, params, opts, scaling)
@@ -215,6 +216,18 @@ def equation_error(
         ),
         ls.e_free,
     )
+    serial = list(itertools.pairwise(itertools.accumulate(rows, initial=0)))
+    if serially_correlated(r_all[:n_data], serial):
+        # a coloured equation error (unmodelled dynamics, derivatives of a noisy record): the Newey–West
+        # covariance over the rows themselves (the fast path left A as it was, the other one normalised it)
+        jac = ls.A[:n_data] if ls.fast is not None else ls.A[:n_data] * ls.norms
+        unc = rescale_uncertainty(
+            uncertainty_from_jacobian(jac, r_all[:n_data], params.free_names, confidence=opts.confidence,
+                                      serial_blocks=serial),
+            ls.e_free,
+        )
+        warns.append(f"the equation error is serially correlated (not white): the intervals are Newey–West ones"
+                     f" (window {unc.serial_lag} samples), wider than those of independent samples")
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     rfits, metrics = _force_fits(recs_d, phis, scaling, scaling.to_scaled(fitted.values))
     return FitResult(**common, estimates=estimates, uncertainty=unc, weak_directions=weak_directions_text(unc),
@@ -246,9 +259,11 @@ def _hold_nonlinear(model: TermModel, params: ParameterSet) -> tuple[ParameterSe
 
 
 def _linear_system(model: TermModel, recs_d: Sequence[Record], params: ParameterSet, opts: FitOptions,
-                   scaling: DataScaling) -> tuple[FloatArray, FloatArray, list[tuple[FloatArray, FloatArray | None]]]:
+                   scaling: DataScaling
+                   ) -> tuple[FloatArray, FloatArray, list[tuple[FloatArray, FloatArray | None]], list[int]]:
     """The weighted, scaled system ``A θ_free = b`` over every record's selected samples (the fixed
-    parameters' and held terms' force moved to ``b``), and each record's regressors and held force."""
+    parameters' and held terms' force moved to ``b``), each record's regressors and held force, and the number
+    of rows of each record."""
     free = params.free_mask
     amp = max(_peak(r.f) for r in recs_d)
     theta_fixed = np.where(free, 0.0, scaling.to_scaled(params.values))
@@ -276,7 +291,7 @@ def _linear_system(model: TermModel, recs_d: Sequence[Record], params: Parameter
     if not free.all():
         A = A[:, free]
     b = targets[0] if len(targets) == 1 else np.concatenate(targets)
-    return A, b, phis
+    return A, b, phis, [blk.shape[0] for blk in blocks]
 
 
 class _LinearSolve:

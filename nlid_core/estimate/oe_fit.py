@@ -333,8 +333,12 @@ def _uncertainty(prob: _OEProblem, z_hat: FloatArray, r_hat: FloatArray, opts: F
     n_prior = prob.prior_jp.shape[0]
     groups = np.concatenate([prob.groups, np.zeros(n_prior, dtype=np.int64)])
     unc = uncertainty_from_jacobian(
-        jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior
+        jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior,
+        serial_blocks=prob.serial_blocks(), serial_auto=True,
     )
+    if unc.serial:
+        warns.append(f"the residual is serially correlated (not white): the intervals are Newey–West ones (window"
+                     f" {unc.serial_lag} samples), wider than those of independent samples")
     check = prob.check_at(z_hat) if opts.substeps is None else None
     if check is not None:  # what the integration error does to an estimate is added to its interval
         half = unc.ci_halfwidth.copy()

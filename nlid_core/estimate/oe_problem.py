@@ -221,8 +221,6 @@ class _OEProblem:
             if not sims[-1].success:
                 break
         self.nfev += 1
-        if self.progress is not None:
-            self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev), f"evaluation {self.nfev}")
         self._cache[key] = sims
         if len(self._cache) > 4:
             self._cache.popitem(last=False)
@@ -231,6 +229,9 @@ class _OEProblem:
     def residual(self, z: FloatArray) -> FloatArray:
         sims = self.simulate_all(z)
         if len(sims) < self.nrec or not all(s.success for s in sims):
+            if self.progress is not None:
+                self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev),
+                              f"evaluation {self.nfev}: the simulation failed ({sims[-1].message})")
             return np.full(self.groups.size + self.prior_jp.shape[0], np.nan)
         parts = []
         for k, r in enumerate(self.recs):
@@ -240,6 +241,9 @@ class _OEProblem:
         out = np.concatenate(parts)
         if self.prior_jp.shape[0]:
             out = np.concatenate([out, self.prior_jp @ z[: self.pf] - self.prior_c])
+        if self.progress is not None:
+            self.progress("output-error", min(1.0, self.nfev / self.opts.max_nfev),
+                          f"evaluation {self.nfev} of at most {self.opts.max_nfev}, cost {0.5 * float(out @ out):.6g}")
         return out
 
     def jacobian(self, z: FloatArray) -> FloatArray:
@@ -266,6 +270,15 @@ class _OEProblem:
         if n_prior:
             jac[row:, : self.pf] = self.prior_jp
         return jac
+
+    def serial_blocks(self) -> list[tuple[tuple[int, int], ...]]:
+        """The residual rows of each record, a range per output channel (row k of each at the same time)."""
+        blocks, row = [], 0
+        for k in range(self.nrec):
+            m = self.idx[k].size
+            blocks.append(tuple((row + j * m, row + (j + 1) * m) for j in range(len(self.outputs))))
+            row += m * len(self.outputs)
+        return blocks
 
     def names(self) -> list[str]:
         names = list(self.params.free_names)

@@ -134,6 +134,10 @@ class TermDef:
         same unit (a hysteretic stiffness against the linear stiffness), else the data's scale of
         that unit (divided by ``p0`` of a redundancy group the parameter belongs to). See
         :mod:`nlid_core.estimate.hysteretic_start`.
+    orders : tuple of (str, str, str)
+        Physical orders between two of its parameters, ``(low, high, sentence)``: an estimate with
+        ``low`` above ``high`` is not the physics the term stands for, and the fit's verdict says so
+        with the sentence (:mod:`nlid_core.verdict`).
     """
 
     name: str
@@ -149,6 +153,7 @@ class TermDef:
     custom: bool = False
     redundancies: tuple[tuple[tuple[str, ...], str], ...] = ()
     start_grid: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    orders: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params] + [s.name for s in self.states]
@@ -161,6 +166,9 @@ class TermDef:
         for group, _ in self.redundancies:
             if len(group) < 2 or not set(group) <= pnames:
                 raise ModelSpecError(f"term `{self.name}`: redundancy group {group} must name >= 2 of its parameters")
+        for low, high, _ in self.orders:
+            if low not in pnames or high not in pnames or low == high:
+                raise ModelSpecError(f"term `{self.name}`: an order must name two of its parameters, not {low}, {high}")
         for pname, mults in self.start_grid:
             if pname not in pnames or not mults or not all(math.isfinite(m) for m in mults):
                 raise ModelSpecError(f"term `{self.name}`: start grid of `{pname}` must be finite multipliers of"

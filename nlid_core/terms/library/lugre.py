@@ -10,6 +10,10 @@ import math
 from ..base import ParamSpec, StateSpec, TermDef
 from ..units import Dim
 
+#: The physical order of the friction levels, said by a fit's verdict when an estimate breaks it.
+ORDER = ("the breakaway force Fs is below the Coulomb force Fc: friction that grows away from rest is not"
+         " Stribeck friction (the fit has used the curve for something else)")
+
 _G = "(Fc + (Fs - Fc)*exp(-(v/vs)**2))"
 _ZDOT = f"(v - sigma0*abs(v)*z/{_G})"
 
@@ -25,4 +29,5 @@ TERM = TermDef(
     ),
     states=(StateSpec("z", _ZDOT, Dim.of(x=1), steady=f"sign(v)*{_G}/sigma0", description="bristle deflection"),),
     template="lugre(z; {sigma0}, {sigma1}, {sigma2}, {Fc}, {Fs}, {vs})", basis="σ0·z + σ1·ż + σ2·ẋ",
+    orders=(("Fc", "Fs", ORDER),),
 )

@@ -10,6 +10,7 @@ import math
 
 from ..base import ParamSpec, TermDef
 from ..units import Dim
+from .lugre import ORDER
 
 TERM = TermDef(
     name="stribeck", description="static Stribeck friction",
@@ -22,4 +23,5 @@ TERM = TermDef(
                   description="velocity scale of the smoothing"),
     ),
     template="stribeck({Fc}, {Fs}, {vs}; {v_eps})", basis="tanh(ẋ/v_eps)·g(ẋ)",
+    orders=(("Fc", "Fs", ORDER),),
 )
