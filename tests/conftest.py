@@ -47,6 +47,16 @@ def silverbox_csv() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def emps_mat() -> Path:
+    """The EMPS drive axis's estimation record (real measured data, MAT v5)."""
+    d = shared_data_dir()
+    path = d / "emps" / "DATA_EMPS.mat" if d else None
+    if path is None or not path.is_file():
+        pytest.skip("EMPS data not available (../shared/data/emps)")
+    return path
+
+
 @pytest.fixture()
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)

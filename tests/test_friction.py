@@ -66,10 +66,11 @@ def test_a_hunting_loop_is_rejected_with_its_reason() -> None:
     assert any(p.accepted and abs(p.velocity) > 4e-3 for p in det.plateaus)
 
 
-def test_plateaus_need_a_measured_velocity() -> None:
+def test_plateaus_need_a_velocity() -> None:
+    """The plateau finder needs a velocity; `friction identify` derives it from the displacement (and says so)."""
     t = np.arange(2000) / 1000.0
     rec = from_arrays(t, np.ones_like(t), 1e-3 * t)
-    with pytest.raises(DataValidationError, match="measured velocity"):
+    with pytest.raises(DataValidationError, match="has no velocity `v`.*derived from the displacement"):
         find_plateaus(rec)
 
 
@@ -177,10 +178,11 @@ def test_cli_friction_identify(tmp_path, capsys) -> None:  # type: ignore[no-unt
 def test_cli_friction_errors_are_one_line(axis, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     _, pre = axis
     pr = write_record(pre.record, tmp_path / "pre.csv")
-    # a pre-sliding file (no velocity) given as the staircase
+    # a pre-sliding file (no velocity) given as the staircase: its velocity is derived, said, and it has no plateau
     status = main(["friction", "identify", "--steady", str(pr), "--presliding", str(pr)])
-    err = capsys.readouterr().err
-    assert status == 2 and "measured velocity" in err and len(err.strip().splitlines()) == 1
+    captured = capsys.readouterr()
+    assert status == 1 and "no steady plateau" in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert "has no measured velocity: it is derived from the displacement" in captured.out
     status = main(["friction", "identify", "--steady", str(pr), "--fix", "k9=1"])
     err = capsys.readouterr().err
     assert status == 2 and "fixed" in err and len(err.strip().splitlines()) == 1
@@ -212,3 +214,18 @@ def test_cli_writes_the_friction_and_bouc_wen_examples(tmp_path, capsys) -> None
     assert main(["example", "bouc-wen", "--noise", "x=0", "--out", str(bw)]) == 0
     assert load_record(bw).fs == pytest.approx(750.0)
     assert "gamma=800" in capsys.readouterr().out
+
+
+def test_emps_steady_curve_without_a_velocity_is_a_partial_result(emps_mat, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The EMPS drive axis (no velocity channel, force in volts through its 35.15 N/V gain): the velocity is
+    derived and said; its plateaus do not bend the Stribeck curve, and the report and the exit status (4) give the
+    Coulomb + viscous curve they do determine, beside the published IDIM-LS values (Fc 20.39 N, Fv 203.5 N·s/m)."""
+    status = main(["friction", "identify", "--steady", str(emps_mat), "--columns", "t=t,f=vir,x=qm", "--scale",
+                   "f=35.15N", "--rows", "0:8000"])
+    captured = capsys.readouterr()
+    assert status == 4 and captured.err.startswith("partial result:")
+    line = next(s for s in captured.out.splitlines() if s.startswith("PARTIAL: the plateaus determine Coulomb"))
+    fc = float(line.split("Fc = ")[1].split(" ± ")[0])
+    se = float(line.split("Fc = ")[1].split(" ± ")[1].split(" ")[0])
+    assert abs(fc - 20.39) <= 2 * se and "the Stribeck curve is not determined" in line
+    assert "derived from the displacement" in captured.out

@@ -390,6 +390,8 @@ BAD_INPUTS: list[tuple[str, Callable[[Path], Path], dict[str, Any], str]] = [
     ("missing_f", _csv(header="t,force_N,x"), {},
      "no `f` (force) column in bad.csv; available columns: `t`, `force_N`, `x`"),
     ("missing_f_hint", _csv(header="t,force_N,x"), {}, "--columns f=NAME"),
+    # only the time column found by name (a drive's `t, qm, vir`): a one-DOF record, its force is `f`, not `f1`
+    ("missing_f_and_x", _csv(header="t,qm,vir"), {}, "no `f` (force) column in bad.csv; available columns: `t`, `qm`"),
     ("ambiguous_x", _bytes(b"t,f,x,disp\n0,0,0,0\n"), {}, "several columns that could be `x`"),
     ("binary_garbage", _bytes(_RNG_GARBAGE), {}, "file bad.csv is not a readable CSV file (binary or corrupt content)"),
     ("control_chars", _bytes(b"t,f,x\n" + bytes(range(1, 9)) * 50), {}, "is not a readable CSV file"),

@@ -107,3 +107,19 @@ def test_output_error_intervals_cover_the_truth_under_coloured_noise():
             inside += e.ci[0] <= SEED_TRUTH[e.name] <= e.ci[1]
             total += 1
     assert inside >= 0.75 * total, f"{inside} of {total}"
+
+
+def test_an_initial_state_far_from_the_first_sample_is_reported_with_the_measured_one_beside_it():
+    """The seed record's own fit with an estimated initial state agrees with its first sample; the same fit with
+    its initial displacement moved 5 mm away is reported, with the fit from the measured initial state."""
+    from nlid_core.estimate.initial_check import check_initial_states
+
+    rec = make_example("seed", overrides={"measured": ("x",)})
+    opts = FitOptions(method="output-error", initial_state="estimate")
+    fit = identify(rec, "m0,m1,c1,c2,k1,k3", options=opts)
+    assert check_initial_states([rec], fit.model, fit, opts, None) == ([], None)
+    moved = dataclasses.replace(fit, records=(dataclasses.replace(fit.records[0], x0=(rec.x[0] + 5e-3,
+                                                                                     fit.records[0].x0[1])),))
+    lines, alt = check_initial_states([rec], fit.model, moved, opts, None)
+    assert len(lines) == 1 and "5.122 mm lies" in lines[0] and "From the measured initial state instead: m0 " in lines[0]
+    assert alt is not None and alt["k1"] == pytest.approx(SEED_TRUTH["k1"], rel=0.02)

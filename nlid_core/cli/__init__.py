@@ -382,6 +382,11 @@ def _simulate(args: argparse.Namespace) -> int:
         raise UsageError("simulate: give --terms (or --model MODEL_FILE)")
     if args.held:
         raise UsageError("simulate: --held needs --model MODEL_FILE")
+    if bool(args.closed_loop) != bool(args.reference) or (args.pulses and not args.closed_loop):
+        raise UsageError("simulate: --closed-loop needs --reference COLUMN (the position reference), and --reference"
+                         " and --pulses need --closed-loop")
+    if args.closed_loop:
+        return _simulate_closed_loop(args)
     model = build_model(args.terms, args.custom)
     model.require_simulable()
     values, initial = parse_values(args.params, "--params"), parse_values(args.initial_state, "--initial-state")
@@ -397,6 +402,38 @@ def _simulate(args: argparse.Namespace) -> int:
     write_run(run, args.out)
     if not args.quiet:
         _print_report(f"wrote {args.out}: {rec.n} rows, columns {', '.join(run.columns)}; {run.method}")
+    return 0
+
+
+def _simulate_closed_loop(args: argparse.Namespace) -> int:
+    from ..guard import load_record_guarded
+    from ..modeltext import build_model, parse_values
+    from .simulate import closed_loop_run, simulation_parameters, write_run
+
+    if args.initial_state:
+        raise UsageError("simulate --closed-loop: the loop starts at the record's first position, at rest; drop"
+                         " --initial-state")
+    model = build_model(args.terms, args.custom)
+    model.require_simulable()
+    values = parse_values(args.params, "--params")
+    columns = dict(args.columns or {})
+    load = {"units": args.units, "resample": args.resample, "fs": args.fs, "rows": args.rows, "input_only": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nothing but the error line goes to stderr
+        rec = load_record_guarded(args.input, columns=columns or None, **load)
+        ref = load_record_guarded(args.input, columns={**columns, "x": args.reference}, **load)
+        pulses = None
+        if args.pulses:
+            si_force = {**load, "units": {k: v for k, v in (args.units or {}).items() if k != "f"} or None}
+            pulses = load_record_guarded(args.input, columns={**columns, "f": args.pulses}, **si_force)
+        params = simulation_parameters(model, values, force_unit=rec.unit("f"), x_unit=rec.unit("x"))
+        run, line = closed_loop_run(model, rec, ref, pulses, params, args.closed_loop)
+    if not run.success:
+        _error(f"error: simulation failed: {run.message}")
+        return 1
+    write_run(run, args.out)
+    if not args.quiet:
+        _print_report(f"wrote {args.out}: {rec.n} rows, columns {', '.join(run.columns)}; {run.method}\n{line}")
     return 0
 
 
@@ -416,8 +453,10 @@ def _friction(args: argparse.Namespace) -> int:
         status, result = run_friction(args)
     if not args.quiet:
         _print_report(format_friction_report(result))
-    if status:
+    if status == 1:
         _error(f"error: {result.message}")
+    elif status:
+        _error(f"partial result: {result.message}")
     return status
 
 
@@ -477,6 +516,18 @@ def command() -> int:
     return main()
 
 
+def _merge_scale(args: argparse.Namespace) -> None:
+    """``--scale`` is a factor to SI per channel: given to the loaders with ``--units`` (one channel, one of them)."""
+    scale = getattr(args, "scale", None)
+    if not scale:
+        return
+    units = dict(getattr(args, "units", None) or {})
+    both = sorted(set(scale) & set(units))
+    if both:
+        raise UsageError(f"--scale and --units both give `{both[0]}`: --scale already sets its unit")
+    args.units = {**units, **scale}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status.
 
@@ -495,6 +546,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 prestart_reader(keep=False)  # the file reader's imports overlap with this process's
             args = build_parser(argv).parse_args(argv)
+            _merge_scale(args)
             handler = {"identify": _identify, "example": _example, "terms": _terms, "excitation": _excitation,
                        "design": _design, "simulate": _simulate, "friction": _friction, "split": _split_command, "experiments": _experiments, "mimo": _mimo,
                        "nonlinearity": _nonlinearity, "pendulum": _pendulum, "batch": _batch, "studies": _studies,

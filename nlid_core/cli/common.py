@@ -56,7 +56,7 @@ def progress_printer(emit: Callable[[str], None], *, after_s: float = 2.0, every
 
     def show(stage: str, fraction: float, message: str) -> None:
         now = time.monotonic()
-        if now - start < after_s or now - last[0] < every_s:
+        if stage == "done" or now - start < after_s or now - last[0] < every_s:  # the report follows "done"
             return
         last[0] = now
         emit(f"[{now - start:7.1f} s] {stage}: {message}")

@@ -20,7 +20,7 @@ from .common import COMMAND_HELP, share_options
 __all__ = ["add_evidence_parser", "run_evidence", "format_evidence_report"]
 
 #: Options of ``identify`` that ``nonlinearity`` takes as they are (loading the record).
-SHARED_OPTIONS = ("columns", "units", "fs", "resample", "rows")
+SHARED_OPTIONS = ("columns", "units", "scale", "fs", "resample", "rows")
 
 
 def add_evidence_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:

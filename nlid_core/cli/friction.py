@@ -12,10 +12,10 @@ from ..errors import NlidError
 from ..jsonsafe import json_safe
 from .common import COMMAND_HELP, share_options
 
-__all__ = ["add_friction_parser", "run_friction", "format_friction_report"]
+__all__ = ["add_friction_parser", "run_friction", "format_friction_report", "steady_outcome"]
 
 #: Options of ``identify`` that ``friction identify`` takes as they are (loading the records).
-SHARED_OPTIONS = ("columns", "units", "fs", "resample")
+SHARED_OPTIONS = ("columns", "units", "scale", "fs", "resample", "rows")
 
 
 def add_friction_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
@@ -48,11 +48,16 @@ def _fmt(v: float) -> str:
 
 
 def format_friction_report(result: Any) -> str:
-    """Text report: parameters, stages with what each fixed and estimated, plateaus, verdict."""
+    """Text report: parameters, stages with what each fixed and estimated, plateaus, the steady curves, verdict."""
     from ..friction.staged import FrictionResult
+    from ..friction.steady import CURVES, undetermined
 
     assert isinstance(result, FrictionResult)
-    lines = [f"{'success' if result.success else 'FAILED'}: {result.message}", "",
+    lines = [f"{'success' if result.success else 'FAILED'}: {result.message}"]
+    partial = steady_outcome(result)[1]
+    if partial:
+        lines.append(partial)
+    lines += ["",
              f"{'parameter':10s} {'value':>13s} {'stderr':>11s}   {int(100 * result.confidence)} % interval"
              f"{'':14s} unit       flags"]
     for e in result.estimates:
@@ -64,6 +69,14 @@ def format_friction_report(result: Any) -> str:
                   "  fixed: " + (", ".join(f"{k}={v:.6g} ({src})" for k, (v, src) in s.fixed.items()) or "-"),
                   f"  why: {s.why}"]
         lines += [f"  {n}" for n in s.notes]
+    if result.curves:
+        lines += ["", "steady friction curves (stage 1, through the plateau points):"]
+        for fit in result.curves.values():
+            why = undetermined(fit)
+            values = ", ".join(f"{n} {_fmt(v)} ± {_fmt(e)} {u}" for n, v, e, u in
+                               zip(fit.names, fit.values, fit.stderr, fit.units, strict=True))
+            lines.append(f"  {CURVES[fit.curve].description}: {values}; χ²/dof {_fmt(fit.chi2 / max(fit.dof, 1))}"
+                         + (f" — NOT DETERMINED: {why}" if why else ""))
     if result.verdict:
         lines += ["", result.verdict]
     if result.warnings:
@@ -71,8 +84,28 @@ def format_friction_report(result: Any) -> str:
     return "\n".join(lines)
 
 
+def steady_outcome(result: Any) -> tuple[bool, str]:
+    """Whether a failed staged fit still has a determined steady curve (a partial result), and a line saying which
+    curve the plateaus determine and why the Stribeck one is not (empty when there is nothing to add)."""
+    from ..friction.steady import undetermined
+
+    if result.success or not result.curves:
+        return False, ""
+    stribeck, simple = result.curves.get("stribeck"), result.curves.get("coulomb-viscous")
+    why = undetermined(stribeck) if stribeck is not None else "not fitted"
+    if why is None and stribeck is not None:
+        return True, "PARTIAL: the steady Stribeck curve is determined (below); the later stages are not"
+    if simple is None or undetermined(simple) is not None:
+        return False, ""
+    values = ", ".join(f"{n} = {_fmt(v)} ± {_fmt(e)} {u}" for n, v, e, u in
+                       zip(simple.names, simple.values, simple.stderr, simple.units, strict=True))
+    return True, (f"PARTIAL: the plateaus determine Coulomb + viscous friction ({values}); the Stribeck curve is"
+                  f" not determined: {why}")
+
+
 def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
-    """Run ``friction identify``: (exit status: 0 on success, 1 when a stage failed; the FrictionResult)."""
+    """Run ``friction identify``: (exit status: 0 on success, 4 when a stage failed but a steady friction curve
+    is determined, 1 when nothing is; the FrictionResult)."""
     from ..modeltext import parse_values
     from ..friction.staged import FrictionOptions, identify_friction
     from ..guard import load_records_guarded
@@ -82,7 +115,7 @@ def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
         raise NlidError(f"`--min-plateau` must be positive, got {args.min_plateau}")
     options = FrictionOptions(fixed=fixed, polish=args.polish, min_duration_s=args.min_plateau)
     steady = load_records_guarded(args.steady, columns=args.columns, units=args.units, resample=args.resample,
-                                  fs=args.fs)
+                                  fs=args.fs, rows=args.rows)
     pre = load_records_guarded(args.presliding, columns=args.columns, units=args.units, resample=args.resample,
                                fs=args.fs) if args.presliding else ()
     result = identify_friction(steady, pre, options)
@@ -91,6 +124,6 @@ def run_friction(args: argparse.Namespace) -> tuple[int, Any]:
             Path(args.json).write_text(json.dumps(json_safe(result.to_dict()), indent=2, allow_nan=False))
         except OSError as exc:
             raise NlidError(f"cannot write `{args.json}`: {exc.strerror}") from None
-    return (0 if result.success else 1), result
+    return (0 if result.success else 4 if steady_outcome(result)[0] else 1), result
 
 

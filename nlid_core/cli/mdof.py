@@ -76,7 +76,7 @@ def add_mimo_parser(sub: argparse._SubParsersAction[Any], identify: argparse.Arg
     mi = sub.add_parser("mimo", help=COMMAND_HELP["mimo"])
     mi.add_argument("data", nargs="*", help="record files, read with the model file's column mapping")
     mi.add_argument("--json", metavar="OUT", help="write the findings, the coupling table and the FRF matrix as JSON")
-    share_options(mi, identify, ("units", "fs", "resample", "rows"))
+    share_options(mi, identify, ("units", "scale", "fs", "resample", "rows"))
     add_mdof_options(mi, identify=True)
     mi.add_argument("--quiet", action="store_true", help="print nothing but errors")
 

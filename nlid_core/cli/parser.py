@@ -86,6 +86,16 @@ def _units_spec(text: str) -> dict[str, str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _scale_spec(text: str) -> dict[str, str]:
+    """``--scale`` as a channel -> factor-to-SI mapping (written as ``--units`` takes it)."""
+    from ..io import parse_scale_spec
+
+    try:
+        return parse_scale_spec(text)
+    except NlidError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -146,6 +156,9 @@ def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentPars
                             " (default: columns t,f,x,v,a, or f1,x1,x2,... by name)")
     ident.add_argument("--units", type=_units_spec,
                        help="units of the file's columns, e.g. x=mm,f=kN or x2=mm (converted to SI)")
+    ident.add_argument("--scale", type=_scale_spec,
+                       help="multiply a channel by a factor that gives it in a unit, e.g. f=35.15N (a drive's"
+                            " gain turns its voltage into a force); instead of --units for that channel")
     ident.add_argument("--terms", default=",".join(DEFAULT_TERMS),
                        help=f"model terms from {','.join(TERMS)} (default {','.join(DEFAULT_TERMS)})")
     ident.add_argument("--method", default="two-stage", choices=METHODS)

@@ -28,7 +28,7 @@ _NOT_SAVED = frozenset({"command", "data", "validate", "json", "quiet", "study",
 
 
 #: Options of ``identify --model`` saved in its config (the others are the single-DOF path's).
-_MDOF_OPTIONS = frozenset({"units", "resample", "fs", "rows", "validate_rows", "held", "static", "n_init"})
+_MDOF_OPTIONS = frozenset({"units", "scale", "resample", "fs", "rows", "validate_rows", "held", "static", "n_init"})
 
 
 _MODEL_TEXT_LIMIT = 256 * 1024

@@ -19,7 +19,7 @@ from ..params import ParameterSet
 from ..record import Record
 from .common import COMMAND_HELP, share_options
 
-__all__ = ["LAYOUT", "SHARED_OPTIONS", "SimulatedRun", "add_simulate_parser", "simulation_parameters",
+__all__ = ["LAYOUT", "SHARED_OPTIONS", "SimulatedRun", "add_simulate_parser", "closed_loop_run", "simulation_parameters",
            "run_simulation", "write_run"]
 
 FloatArray = NDArray[np.float64]
@@ -32,7 +32,7 @@ acceleration a. Each header is the channel followed by its unit in brackets: "t 
 identify). Numbers have 17 significant digits, which reproduces every float exactly. Nothing is
 written when the simulation fails (exit status 1)."""
 #: Options of ``identify`` that ``simulate`` takes as they are (loading the input).
-SHARED_OPTIONS = ("columns", "units", "fs", "resample", "rows")
+SHARED_OPTIONS = ("columns", "units", "scale", "fs", "resample", "rows")
 
 
 def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse.ArgumentParser) -> None:
@@ -62,6 +62,15 @@ def add_simulate_parser(sub: argparse._SubParsersAction[Any], identify: argparse
     sim.add_argument("--method", default="auto", choices=("auto", "rk4", "sdirk"),
                      help="integrator (auto: SDIRK4 when RK4 would be unstable)")
     sim.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
+    sim.add_argument("--closed-loop", metavar="KEY=VALUE,...",
+                     help="simulate inside a discrete position controller driven by --reference instead of by the"
+                          " recorded force: kp (1/s), kv (controller units per m/s), gain (force per controller"
+                          " unit), optional ki, limit (saturation), delay (samples, default 1), filter (default 0.5);"
+                          " e.g. kp=160.18,kv=243.45,gain=35.15,limit=10 for the EMPS drive axis")
+    sim.add_argument("--reference", metavar="COLUMN", help="with --closed-loop: the file's column of the position"
+                                                          " reference (in the units of x)")
+    sim.add_argument("--pulses", metavar="COLUMN", help="with --closed-loop: the file's column of an additive force on"
+                                                       " the model (in the SI force unit, N)")
     sim.add_argument("--out", required=True, help="output CSV file")
     sim.add_argument("--quiet", action="store_true", help="print nothing but errors")
     share_options(sim, identify, SHARED_OPTIONS)
@@ -204,3 +213,34 @@ def write_run(run: SimulatedRun, out: str) -> None:
     except OSError as exc:
         raise NlidError(f"cannot write `{out}`: {exc.strerror}") from None
 
+
+
+def closed_loop_run(model: TermModel, record: Record, reference: Record, pulses: Record | None, params: ParameterSet,
+                    spec: str) -> tuple[SimulatedRun, str]:
+    """``model`` inside the loop of ``spec`` (:func:`nlid_core.closed_loop.parse_loop`), driven by the displacement
+    of ``reference`` (the reference column loaded as ``x``) and the force of ``pulses``; the columns to write
+    and a line with the benchmark's relative errors against ``record``'s measured displacement and force."""
+    from ..closed_loop import parse_loop, relative_error, simulate_closed_loop
+    from ..terms.units import ACCELERATION, format_unit
+
+    loop = parse_loop(spec)
+    run = simulate_closed_loop(model, params, record.t, reference.x, loop,
+                               x0=(float(record.x[0]), 0.0) if record.x is not None else None,
+                               pulses=None if pulses is None else pulses.f,
+                               command0=float(record.f[0]) / loop.gain)
+    fu, xu = record.unit("f"), record.unit("x")
+    units = {"t": record.unit("t"), "r": xu, "f": fu, "u": "controller", **model.state_units(fu, xu),
+             "a": format_unit(ACCELERATION, fu, xu)}
+    columns = {"t": run.t, "r": run.reference, "f": run.force, "u": run.command, "x": run.x, "v": run.v, **run.states,
+               "a": run.a}
+    out = SimulatedRun(columns={f"{n} [{units[n]}]": np.asarray(v, dtype=np.float64) for n, v in columns.items()},
+                       success=run.success, message=run.message, method=run.method)
+    errors = []
+    if record.x is not None:
+        errors.append(f"position {relative_error(record.x, run.x):.4g} %")
+    errors.append(f"force {relative_error(record.f, run.force):.4g} %")
+    line = (f"closed loop (kp {loop.kp:g}, kv {loop.kv:g}, gain {loop.gain:g}, limit {loop.limit:g}, delay"
+            f" {loop.delay}): relative errors from sample 50 against the record (the EMPS benchmark's metric, applied"
+            f" force against measured force): {', '.join(errors)}; output saturated at {100 * run.saturated:.1f} % of"
+            " the samples")
+    return out, line

@@ -25,7 +25,7 @@ from .common import COMMAND_HELP, share_options
 __all__ = ["SHARED_OPTIONS", "add_split_parser", "run_split", "write_part"]
 
 #: Options of ``identify`` that ``split`` takes as they are (loading the input).
-SHARED_OPTIONS = ("columns", "units", "fs", "resample")
+SHARED_OPTIONS = ("columns", "units", "scale", "fs", "resample")
 #: Part names that are safe file names.
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

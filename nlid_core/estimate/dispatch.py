@@ -18,6 +18,7 @@ from ..record import CHANNELS, Record
 from ..simulate import warm_up
 from ._threads import with_single_blas_thread
 from .hysteretic_start import grid_parameters, hysteretic_start
+from .initial_check import check_initial_states
 from . import robust_start
 from .oe_fit import PoorStart, output_error
 from .options import FitOptions, ProgressFn
@@ -176,6 +177,11 @@ def _identify(
             final = _unsimulable_start(recs, model, start_params, opts, progress, user_start, final, spent, stages,
                                        warns)
         stages["output-error"] = final.values
+        if final.success:
+            checked, alt = check_initial_states(recs, model, final, opts, progress)
+            warns.extend(checked)
+            if alt is not None:
+                stages["measured-initial-state"] = alt
     ee_s, oe_s = spent["ee"], spent["oe"]
     total = time.perf_counter() - t_start
     if progress:

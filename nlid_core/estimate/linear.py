@@ -217,7 +217,7 @@ def equation_error(
         ls.e_free,
     )
     serial = list(itertools.pairwise(itertools.accumulate(rows, initial=0)))
-    if serially_correlated(r_all[:n_data], serial):
+    if opts.covariance == "auto" and serially_correlated(r_all[:n_data], serial):
         # a coloured equation error (unmodelled dynamics, derivatives of a noisy record): the Newey–West
         # covariance over the rows themselves (the fast path left A as it was, the other one normalised it)
         jac = ls.A[:n_data] if ls.fast is not None else ls.A[:n_data] * ls.norms

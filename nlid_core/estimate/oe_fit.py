@@ -334,7 +334,7 @@ def _uncertainty(prob: _OEProblem, z_hat: FloatArray, r_hat: FloatArray, opts: F
     groups = np.concatenate([prob.groups, np.zeros(n_prior, dtype=np.int64)])
     unc = uncertainty_from_jacobian(
         jac_phys, r_hat, prob.names(), groups=groups, confidence=opts.confidence, extra_rows=n_prior,
-        serial_blocks=prob.serial_blocks(), serial_auto=True,
+        serial_blocks=prob.serial_blocks() if opts.covariance == "auto" else None, serial_auto=True,
     )
     if unc.serial:
         warns.append(f"the residual is serially correlated (not white): the intervals are Newey–West ones (window"

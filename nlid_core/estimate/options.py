@@ -19,6 +19,7 @@ FloatArray = NDArray[np.float64]
 
 METHODS: tuple[str, ...] = ("two-stage", "equation-error", "output-error")
 INITIAL_STATES: tuple[str, ...] = ("auto", "estimate", "rest", "data")
+COVARIANCES: tuple[str, ...] = ("auto", "independent")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +78,11 @@ class FitOptions:
         ``ftol = xtol = gtol`` of the output-error solver.
     confidence : float
         Interval level.
+    covariance : {"auto", "independent"}
+        ``"auto"``: the Newey–West covariance when a record's residual fails the whiteness test (the intervals
+        then hold for serially correlated errors), else the usual one; ``"independent"``: always the usual one
+        (for comparing fits of one deliberately simplified model across records, where the structure of the
+        residual is the same at every level and only the noise differs).
     """
 
     method: str = "two-stage"
@@ -93,6 +99,7 @@ class FitOptions:
     max_nfev: int = 200
     tol: float = 1e-10
     confidence: float = 0.95
+    covariance: str = "auto"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -122,6 +129,8 @@ class FitOptions:
             raise ModelSpecError(
                 f"unknown `differentiator` {self.differentiator!r}; choose from {', '.join(DIFFERENTIATORS)}"
             )
+        if self.covariance not in COVARIANCES:
+            raise ModelSpecError(f"unknown `covariance` {self.covariance!r}; choose from {', '.join(COVARIANCES)}")
         if self.max_nfev < 1:
             raise ModelSpecError(f"`max_nfev` must be >= 1, got {self.max_nfev}")
         if not 0 < self.tol < 1:

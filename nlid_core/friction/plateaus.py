@@ -182,9 +182,10 @@ def find_plateaus(
     """
     if record.n_dof != 1:
         raise DataValidationError(f"record `{record.name}` has {record.n_dof} DOFs; map one axis to `t, f, x, v`")
-    if record.v is None or "v" in record.derived:
+    if record.v is None:
         raise DataValidationError(
-            f"record `{record.name}` has no measured velocity `v`: a velocity-staircase record needs `t, f, x, v`"
+            f"record `{record.name}` has no velocity `v`: a velocity-staircase record needs `t, f, x, v` (or `t, f,"
+            " x`, the velocity derived from the displacement by `friction identify`)"
         )
     if not (block_s > 0 and min_duration_s > 0 and 0 <= settle_fraction < 1 and 0 < rel_tol < 1 and max_scatter > 0):
         raise ModelSpecError(

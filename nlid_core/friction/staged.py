@@ -183,12 +183,26 @@ class _Final:
     cond: float
 
 
+def _with_velocity(record: Record, warnings: list[str]) -> Record:
+    """``record`` with a velocity: the measured one, else the derivative of the displacement (Savitzky–Golay, the
+    project's default differentiator), said in ``warnings``."""
+    if record.v is not None or record.x is None or record.n_dof != 1:
+        return record  # a measured velocity, or a record the plateau finder refuses in words
+    from ..signals import derive_missing
+
+    derived = derive_missing(record, method="savgol")
+    warnings.append(f"`{record.name}` has no measured velocity: it is derived from the displacement (Savitzky–Golay);"
+                    " its noise and lag widen the plateaus' scatter, and plateaus shorter than its window are lost")
+    return derived
+
+
 def _steady_stage(run: _Run, steady_recs: Sequence[Record], progress: ProgressFn | None) -> _Steady:
     """Stage 1: plateaus, then the steady curve (LuGre's Stribeck law and the static curves) through them."""
     opts = run.opts
     if progress is not None:
         progress("steady", 0.0, "finding plateaus")
     t0 = time.perf_counter()
+    steady_recs = tuple(_with_velocity(r, run.warnings) for r in steady_recs)
     detections = tuple(find_plateaus(r, mass=run.fixed.get("m0"), block_s=opts.block_s,
                                      min_duration_s=opts.min_duration_s, settle_fraction=opts.settle_fraction,
                                      rel_tol=opts.rel_tol, max_scatter=opts.max_scatter) for r in steady_recs)

@@ -32,7 +32,7 @@ from ..jsonsafe import finite_or_none
 from ..params import FloatArray
 from .plateaus import Plateau
 
-__all__ = ["CurveModel", "CURVES", "CurveFit", "fit_curve", "fit_curves", "curve_force"]
+__all__ = ["CurveModel", "CURVES", "CurveFit", "fit_curve", "fit_curves", "curve_force", "undetermined"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,19 @@ CURVES: Mapping[str, CurveModel] = {
                                     ("Fc", "Fs", "vs", "sigma2", "ds"), ("N", "N", "m/s", "N·s/m", "1"),
                                     "sign(v)·(Fc + (Fs − Fc)·exp(−|v/vs|^δs)) + σ2·v"),
 }
+
+
+def undetermined(fit: CurveFit) -> str | None:
+    """Why the plateaus do not determine ``fit`` (the fit failed, or a parameter's standard error is not finite
+    or above its value), or None when they do."""
+    if not fit.success:
+        return fit.message
+    loose = [f"{n} = {v:.4g} ± {s:.2g}" for n, v, s in zip(fit.names, fit.values, fit.stderr, strict=True)
+             if not (math.isfinite(float(s)) and abs(float(s)) <= abs(float(v)))]
+    if loose:
+        return (f"the plateaus do not determine {', '.join(loose)} (a standard error above the value): too few"
+                " plateaus at low speed, where the curve bends")
+    return None
 
 
 def curve_force(name: str, values: Mapping[str, float], v: FloatArray) -> FloatArray:

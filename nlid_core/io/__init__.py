@@ -46,6 +46,7 @@ Specs as given on a command line::
 
     parse_columns_spec("t=time,f=force,x=disp")  # channel -> file column
     parse_units_spec("x=mm,f=kN")                # channel -> unit
+    parse_scale_spec("f=35.15N")                 # channel -> factor to SI (a drive gain: volts to newtons)
 
 A unit is a name from :data:`UNIT_FACTORS` for the channel's quantity, or a
 plain positive number (the factor to SI). A name the table does not know for
@@ -68,7 +69,7 @@ The package is organised by job; every name above is importable from
 
 from __future__ import annotations
 
-from .columns import parse_columns_spec, parse_units_spec
+from .columns import parse_columns_spec, parse_scale_spec, parse_units_spec
 from .load import load_record, load_records
 from .readers import SUPPORTED_EXTENSIONS, read_table
 from .units import CHANNEL_QUANTITY, UNIT_FACTORS, unit_factor
@@ -80,6 +81,7 @@ __all__ = [
     "CHANNEL_QUANTITY",
     "read_table",
     "parse_columns_spec",
+    "parse_scale_spec",
     "parse_units_spec",
     "unit_factor",
     "load_record",

@@ -16,6 +16,7 @@ name; map them with ``--columns``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
@@ -50,6 +51,8 @@ _NUMBERED_LETTER = re.compile(r"^(?P<alias>[a-z])(?P<dof>[0-9]+)$")
 _CHANNEL_WORDS = f"{CHANNEL_GRAMMAR}, or their long names (time, force, disp, vel, acc, ...)"
 _COLUMNS_EXAMPLE = "t=time,f=force,x=disp"
 _UNITS_EXAMPLE = "x=mm,f=kN"
+_SCALE_EXAMPLE = "f=35.15N"
+_SCALE = re.compile(r"^\s*(?P<factor>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S*)\s*$")
 
 
 # --------------------------------------------------------------------------- specs
@@ -210,6 +213,40 @@ def parse_units_spec(spec: str) -> dict[str, str]:
     return _checked_units(_parse_spec(spec, "units", _UNITS_EXAMPLE))
 
 
+def parse_scale_spec(spec: str) -> dict[str, str]:
+    """Parse a scale spec such as ``"f=35.15N"``: the file's values of a channel times a factor give it in a unit.
+
+    A drive records its force as a voltage (``vir`` in V) and states a gain (35.15 N/V): ``f=35.15N`` reads the
+    column as newtons after multiplying by 35.15; ``f=0.03515kN`` is the same. Without a unit the factor gives
+    the SI unit of the channel's quantity.
+
+    Returns
+    -------
+    dict of str to str
+        Per channel, the factor to SI as a number written as a unit (what ``--units`` takes), so that every
+        loader applies it the same way.
+
+    Raises
+    ------
+    DataValidationError
+        A fragment without a positive finite factor, or a unit that is not one of the channel's quantity.
+    """
+    out: dict[str, str] = {}
+    for channel, text in _parse_spec(spec, "scale", _SCALE_EXAMPLE).items():
+        m = _SCALE.match(text)
+        factor = float(m.group("factor")) if m else math.nan
+        if m is None or not (math.isfinite(factor) and factor > 0):
+            raise DataValidationError(f"scale of `{channel}`: expected a positive factor and a unit, e.g."
+                                      f" `{_SCALE_EXAMPLE}`, got `{text}`")
+        unit = m.group("unit")
+        to_si = unit_factor(channel, unit) if unit else 1.0
+        if to_si is None:
+            raise DataValidationError(f"scale of `{channel}`: `{unit}` is not a unit of its quantity; give the unit"
+                                      f" the factor leads to, e.g. `{_SCALE_EXAMPLE}`")
+        out[channel] = repr(factor * to_si)
+    return out
+
+
 def _fmt_columns(columns: Iterable[str], limit: int = 30) -> str:
     names = [f"`{_one_line(c, 60)}`" for c in columns]
     more = f", ... ({len(names) - limit} more)" if len(names) > limit else ""
@@ -253,7 +290,8 @@ def _map_columns(
         found = None if c in used or c in not_by_name else _header_key(c)
         if found is not None and found not in mapping and (not chosen or found.quantity == "t" or found.dof in chosen):
             by_name.setdefault(found, []).append(c)
-    n_dof = max((k.dof for k in [*mapping, *by_name]), default=1)
+    # the time column belongs to no DOF (dof 0): a file holding only `t` by name is a one-DOF record
+    n_dof = max((k.dof for k in [*mapping, *by_name] if k.quantity != "t"), default=1)
     for key in sorted_keys(by_name):
         hits = by_name[key]
         if len(hits) > 1:

@@ -137,7 +137,7 @@ def equivalent_linear(records: Sequence[Record]) -> tuple[EquivalentLinear, ...]
         full = _with_va(rec)
         params = model.default_parameters(force_unit=rec.unit("f"), x_unit=rec.unit("x")).update(
             roles[2], lower=-math.inf)
-        fit = equation_error(full, model, params, FitOptions(method="equation-error"))
+        fit = equation_error(full, model, params, FitOptions(method="equation-error", covariance="independent"))
         m0, c1, k1 = (fit.values[n] for n in roles)
         ok = m0 > 0 and k1 > 0
         f_se, z_se = _propagated_se(fit, roles, m0, c1, k1) if ok else (math.nan, math.nan)

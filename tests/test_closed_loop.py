@@ -1,0 +1,103 @@
+"""A model inside a discrete position controller (nlid_core.closed_loop), against an independent reference, on
+the EMPS drive axis with the benchmark's published figures, and from the CLI."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.integrate import solve_ivp
+
+from nlid_core.cli import main
+from nlid_core.closed_loop import PositionLoop, parse_loop, relative_error, simulate_closed_loop
+from nlid_core.errors import ModelSpecError
+from nlid_core.models import TermModel
+
+# the EMPS benchmark's published reference model (IDIM-LS) and controller (Janot, Gautier and Brunot, 2019)
+EMPS_REFERENCE = "m0=95.1089,c1=203.5034,fc=20.3935,f0=-3.1648"
+EMPS_LOOP = "kp=160.18,kv=243.45,gain=35.15,limit=10"
+
+
+def _reference_loop(m: float, c: float, k: float, t: np.ndarray, r: np.ndarray, loop: PositionLoop) -> np.ndarray:
+    """The loop of the module notes written out again: each interval integrated by solve_ivp (DOP853, rtol 1e-12)
+    under the held force."""
+    ts = t[1] - t[0]
+    y = np.array([r[0], 0.0])
+    q_prev = qf_prev = r[0]
+    integral = 0.0
+    out, cmd = np.empty(t.size), np.empty(t.size)
+    for i in range(t.size):
+        out[i] = y[0]
+        qf = (1 - loop.filter) * y[0] + loop.filter * q_prev
+        e = r[i] - y[0]
+        integral += e * ts
+        cmd[i] = np.clip(loop.kv * (loop.kp * e + loop.ki * integral - (qf - qf_prev) / ts), -loop.limit, loop.limit)
+        q_prev, qf_prev = y[0], qf
+        if i == t.size - 1:
+            break
+        f = loop.gain * (cmd[i - loop.delay] if i >= loop.delay else 0.0)
+        sol = solve_ivp(lambda _, z: [z[1], (f - c * z[1] - k * z[0]) / m], (t[i], t[i + 1]), y, method="DOP853",
+                        rtol=1e-12, atol=1e-15)
+        y = sol.y[:, -1]
+    return out
+
+
+@pytest.mark.parametrize("loop", [PositionLoop(kp=40.0, kv=30.0, gain=2.0, delay=1),
+                                  PositionLoop(kp=40.0, kv=30.0, ki=200.0, gain=2.0, limit=1.2, delay=2, filter=0.0)])
+def test_the_loop_matches_an_independent_reference(loop):
+    """A mass-spring-damper following a smooth reference, PD with a one-sample delay, and PID with saturation
+    (reached) and two samples of delay: the displacement agrees with the reference to 1e-7 of its range (RK4 at
+    the substeps the model's fastest rate sets, here one per 2 ms sample, h·ω = 0.03: a global error near 4e-8
+    of the range over 3 s)."""
+    m, c, k = 1.5, 3.0, 400.0
+    t = np.arange(1500) * 2e-3
+    r = 0.01 * np.sin(2 * np.pi * 1.3 * t) * np.minimum(t / 0.5, 1.0)
+    model = TermModel(("m0", "c1", "k1"))
+    run = simulate_closed_loop(model, model.default_parameters({"m0": m, "c1": c, "k1": k}), t, r, loop, command0=0.0)
+    assert run.success, run.message
+    ref = _reference_loop(m, c, k, t, r, loop)
+    assert np.max(np.abs(run.x - ref)) <= 1e-7 * np.ptp(ref)
+    if math.isfinite(loop.limit):
+        assert 0.0 < run.saturated < 1.0 and np.max(np.abs(run.command)) == pytest.approx(loop.limit)
+    np.testing.assert_allclose(run.force[loop.delay:], loop.gain * run.command[:-loop.delay])
+
+
+def test_bad_loop_specs_are_refused_in_words():
+    with pytest.raises(ModelSpecError, match="give gain"):
+        parse_loop("kp=1,kv=2")
+    with pytest.raises(ModelSpecError, match="key among kp, kv"):
+        parse_loop("kp=1,kv=2,gain=1,kd=3")
+    with pytest.raises(ModelSpecError, match="`delay` is a whole number"):
+        parse_loop("kp=1,kv=2,gain=1,delay=0.5")
+    with pytest.raises(ModelSpecError, match="`kv`"):
+        parse_loop("kp=1,kv=-2,gain=1")
+
+
+def test_emps_reference_model_in_the_loop_gives_the_published_force_error(emps_mat, tmp_path):
+    """The published reference parameters inside the documented controller, driven by qg, from the CLI: the force
+    error from sample 50 is the benchmark's 5.848 % (ours 5.84 %, Coulomb friction smoothed over 1e-5 m/s). The
+    simulated position tracks the measured one to 0.0016 %; the benchmark publishes 0.01375 %, which this
+    simulation does not reproduce (its Simulink model is not part of the data)."""
+    out = tmp_path / "cl.csv"
+    assert main(["simulate", str(emps_mat), "--terms", "m0,c1,fc,f0", "--params", EMPS_REFERENCE + ",v_eps=1e-5",
+                 "--columns", "t=t,f=vir,x=qm", "--scale", "f=35.15N", "--closed-loop", EMPS_LOOP, "--reference",
+                 "qg", "--out", str(out), "--quiet"]) == 0
+    sim = pd.read_csv(out)
+    import scipy.io
+
+    data = scipy.io.loadmat(emps_mat)
+    force = 35.15 * data["vir"].ravel()
+    assert relative_error(force, sim["f [N]"]) == pytest.approx(5.848, rel=0.01)
+    assert relative_error(data["qm"].ravel(), sim["x [m]"]) < 0.002
+    assert list(sim.columns) == ["t [s]", "r [m]", "f [N]", "u [controller]", "x [m]", "v [m/s]", "a [m/s^2]"]
+
+
+def test_closed_loop_options_go_together(emps_mat, tmp_path, capsys):
+    base = ["simulate", str(emps_mat), "--terms", "m0,c1", "--columns", "t=t,f=vir,x=qm", "--out",
+            str(tmp_path / "o.csv")]
+    assert main([*base, "--closed-loop", EMPS_LOOP]) == 2
+    assert "--closed-loop needs --reference" in capsys.readouterr().err
+    assert main([*base, "--closed-loop", "kp=1,kv=1", "--reference", "qg"]) == 2
+    assert "give gain" in capsys.readouterr().err
