@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._version import __version__
-from .estimate import FitResult
+from .estimate import FitResult, Minimum
 from .identifiability import rank_summary
 from .jsonsafe import finite_or_none, json_safe
 from .metrics import percent_text, residual_kind
@@ -27,7 +27,7 @@ from .validation import ValidationResult
 from .verdict import judge
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text", "covariance_kind",
-           "covariance_text"]
+           "covariance_text", "minima_lines", "minimum_to_dict"]
 
 
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
@@ -77,10 +77,43 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
         "timing": {k: float(v) for k, v in fit.timing.items()},
         "warnings": all_warnings(fit, validations),
     }
+    if fit.minima:
+        out["minima"] = [minimum_to_dict(fit, m) for m in fit.minima]
     if validations:
         vals = [v.to_dict() for v in validations]
         out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
     return json_safe(out)  # type: ignore[no-any-return]
+
+
+def minimum_to_dict(fit: FitResult, m: Minimum) -> dict[str, Any]:
+    """One run from another start, as the JSON's ``minima`` list holds it."""
+    return {
+        "start": m.start, "converged": m.fit.success, "distinct": m.distinct, "cost": finite_or_none(m.fit.cost),
+        "cost_ratio": finite_or_none(m.fit.cost / fit.cost) if fit.cost > 0 else None,
+        "fit_percent": {f"{c.record} {c.channel}": finite_or_none(c.fit_percent) for c in m.fit.metrics},
+        "validation_fit_percent": {k: finite_or_none(v) for k, v in m.validation_fit.items()},
+        "parameters": {e.name: finite_or_none(e.value) for e in m.fit.estimates if e.vary},
+    }
+
+
+def minima_lines(fit: FitResult) -> list[str]:
+    """The report's lines on the runs from other starts (none without them)."""
+    if not fit.minima:
+        return []
+    lines = ["", "Output error from other starts (the residual is not white, so the fit may have several minima):"]
+    for m in fit.minima:
+        ratio = m.fit.cost / fit.cost if fit.cost > 0 else math.nan
+        fits = ", ".join(f"{c.channel} fit {c.fit_percent:.2f} %" for c in m.fit.metrics)
+        val = "".join(f"; validation {k} {v:.2f} %" for k, v in m.validation_fit.items())
+        if not m.fit.success:
+            lines.append(f"  from {m.start}: no minimum reached ({m.fit.message})")
+            continue
+        if not m.distinct:
+            lines.append(f"  from {m.start}: the same minimum (cost ×{ratio:.6g}, {fits})")
+            continue
+        values = ", ".join(f"{e.name} {_fmt(e.value)}" for e in m.fit.estimates if e.vary)
+        lines.append(f"  from {m.start}: ANOTHER MINIMUM, cost ×{ratio:.6g}, {fits}{val}: {values}")
+    return lines
 
 
 def covariance_kind(fit: FitResult) -> dict[str, Any] | None:
@@ -168,6 +201,7 @@ def format_report(fit: FitResult, validations: Sequence[ValidationResult] = ()) 
                 f" (Ljung-Box p = {m.whiteness.p_value:.2g} over lags 1-{m.whiteness.lags})"
             )
             lines.extend(f"    note: {n}" for n in m.notes(fit.model.terms))
+    lines.extend(minima_lines(fit))
     for v in validations:
         lines.append("")
         if not v.success:

@@ -4,7 +4,9 @@ An estimator that converged has only found a minimum; the verdict says whether t
 ``failed`` when the estimator failed, or when the model reproduces a fitted or validation record worse than
 the record's own mean (fit below 0 %: a constant would do better); ``untrustworthy`` when the fit ran but a
 free parameter sits at a bound, has a standard error above its value, or breaks a physical order its term
-declares (:attr:`nlid_core.terms.base.TermDef.orders`, e.g. LuGre's Fs below Fc); ``ok`` otherwise. Each reason
+declares (:attr:`nlid_core.terms.base.TermDef.orders`, e.g. LuGre's Fs below Fc), or when output error from
+another start ends in a different minimum as good as the fit (:mod:`nlid_core.estimate.minima`); ``ok``
+otherwise. Each reason
 comes with what to try. The CLI's exit status follows it (0 ok, 1 failed, 4 untrustworthy) and the reports
 print it first.
 """
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .estimate import FitResult
+from .estimate.minima import rivals
 from .validation import ValidationResult
 
 __all__ = ["FAILED", "OK", "UNTRUSTWORTHY", "Verdict", "judge", "order_violations"]
@@ -30,6 +33,8 @@ _ADVICE_FIT = ("give starts near physical values (--start), fit the difficult te
                " identify for the friction curve, then --fix it), or record a richer excitation")
 _ADVICE_BOUND = "widen or drop the bound if it is not physical, or drop the term if the data do not need it"
 _ADVICE_RSE = "excite what this parameter does (amplitude, band, a longer record), or fix it at a known value (--fix)"
+_ADVICE_START = ("compare the minima's validation fits (--validate), fix what a known quantity gives (--fix), or"
+                 " extend the model where the residual shows structure")
 _ADVICE_ORDER = "start the parameters in their physical order (--start) or bound them (--bounds)"
 
 
@@ -101,6 +106,11 @@ def judge(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> Verdi
         untrusted.extend(f"{e.name}: standard error {_percent(e.rel_stderr)} of its value — the data do not"
                          " determine it" for e in loose)
         advice.append(_ADVICE_RSE)
+    for rival in rivals(fit):
+        untrusted.append(f"output error from {rival.start} ends in another minimum as good as this one (cost"
+                         f" ×{rival.fit.cost / fit.cost:.4g}): the data do not choose between them")
+        if _ADVICE_START not in advice:
+            advice.append(_ADVICE_START)
     orders = order_violations(fit)
     if orders:
         untrusted.extend(orders)

@@ -37,6 +37,23 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                              " see the `terms` command), e.g. --free v_eps --bounds v_eps=1e-4:1e-1")
 
 
+def _validate_minima(fit: Any, val_records: Sequence[Any], n_init: int) -> Any:
+    """``fit`` with each distinct minimum from other starts validated on the held-out records (the report's
+    table of minima then shows how each predicts)."""
+    from ..validation import validate
+
+    if not val_records or not any(m.distinct for m in fit.minima):
+        return fit
+    minima = []
+    for m in fit.minima:
+        if m.distinct:
+            runs = [validate(m.fit, r, n_init=n_init) for r in val_records]
+            m = dataclasses.replace(m, validation_fit={f"{v.record} {c.channel}": c.fit_percent
+                                                       for v in runs if v.success for c in v.metrics})
+        minima.append(m)
+    return dataclasses.replace(fit, minima=tuple(minima))
+
+
 def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: Callable[[str], None] | None = None
                ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any]]:
     """The single-DOF identification of ``files``: (fit, validations, records, validation records, parameter setup).
@@ -90,6 +107,7 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
+            fit = _validate_minima(fit, val_records, args.n_init)
     notes = []
     if val_records and not validations:
         notes.append("validation not run: " + ("the identification failed" if not fit.success

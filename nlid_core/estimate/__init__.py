@@ -44,7 +44,7 @@ from .linear import equation_error
 from .oe_fit import output_error, starts_at_rest
 from .options import INITIAL_STATES, METHODS, FitOptions, Prior, ProgressFn
 from .prepare import MASS_FLOOR, DataScaling, coefficient_scales, data_scaling, positive_mass
-from .results import FitResult, ParameterEstimate, RecordFit
+from .results import FitResult, Minimum, ParameterEstimate, RecordFit
 from .tally import WarningTally, numerical_warnings
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "ParameterEstimate",
     "RecordFit",
     "FitResult",
+    "Minimum",
     "equation_error",
     "output_error",
     "identify",

@@ -19,6 +19,7 @@ from ..simulate import warm_up
 from ._threads import with_single_blas_thread
 from .hysteretic_start import grid_parameters, hysteretic_start
 from .initial_check import check_initial_states
+from .minima import explore_minima, wanted
 from . import robust_start
 from .oe_fit import PoorStart, output_error
 from .options import FitOptions, ProgressFn
@@ -182,11 +183,22 @@ def _identify(
             warns.extend(checked)
             if alt is not None:
                 stages["measured-initial-state"] = alt
+        if wanted(final):
+            t_min = time.perf_counter()
+            final = dataclasses.replace(final, minima=explore_minima(recs, model, final, opts, progress))
+            spent["minima"] = time.perf_counter() - t_min
+            distinct = [m for m in final.minima if m.distinct]
+            if distinct:
+                warns.append(f"output error from {len(final.minima)} other starts reached {len(distinct)} other"
+                             " minima (listed in the report): the estimate depends on where the fit starts, and its"
+                             " intervals describe one minimum only")
     ee_s, oe_s = spent["ee"], spent["oe"]
     total = time.perf_counter() - t_start
     if progress:
         progress("done", 1.0, final.message)
     timing = {"compile_s": compile_s, "equation_error_s": ee_s, "output_error_s": oe_s, "total_s": total}
+    if "minima" in spent:
+        timing = {**timing, "other_starts_s": spent["minima"]}
     return FitResult(
         success=final.success,
         message=final.message,
@@ -205,6 +217,7 @@ def _identify(
         stages=stages or dict(final.stages),
         warnings=tuple(warns) + final.warnings,
         options=opts,
+        minima=final.minima,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from ..models import TermModel
 from ..params import ParameterSet
 from .options import FitOptions, FloatArray
 
-__all__ = ["ParameterEstimate", "RecordFit", "FitResult"]
+__all__ = ["ParameterEstimate", "RecordFit", "FitResult", "Minimum"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +77,21 @@ class RecordFit:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Minimum:
+    """Where output error from another start ended (:mod:`nlid_core.estimate.minima`).
+
+    ``distinct`` when some free parameter lies outside both fits' intervals (another minimum, not the same one
+    reached again); ``validation_fit`` maps ``"record channel"`` to the fit (per cent) on held-out records, when
+    the caller validated it.
+    """
+
+    start: str
+    fit: FitResult
+    distinct: bool
+    validation_fit: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class FitResult:
     """Result of an identification (immutable).
 
@@ -104,6 +120,8 @@ class FitResult:
         Parameter values after each stage.
     warnings : tuple of str
     options : FitOptions
+    minima : tuple of Minimum
+        Output error from other starts, when the residual is not white (:mod:`nlid_core.estimate.minima`).
     """
 
     success: bool
@@ -123,6 +141,7 @@ class FitResult:
     stages: Mapping[str, Mapping[str, float]]
     warnings: tuple[str, ...]
     options: FitOptions
+    minima: tuple[Minimum, ...] = ()
 
     def estimate(self, name: str) -> ParameterEstimate:
         for e in self.estimates:
