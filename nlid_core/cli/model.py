@@ -102,6 +102,12 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
                                 rows=args.validate_rows)
             for v in args.validate
         ]
+        # the same file's other rows are held out: named by their rows, so the report does not take them for
+        # the fitted record
+        fitted_names = {r.name for r in records}
+        val_records = [dataclasses.replace(r, name=f"{r.name}[{args.validate_rows}]")
+                       if r.name in fitted_names and args.validate_rows and args.validate_rows != args.rows else r
+                       for r in val_records]
         fit = identify(records, model, params=params, options=options,
                        progress=progress_printer(emit) if emit is not None else None)
         validations = []
