@@ -30,6 +30,7 @@ def _fit_dict(fit: MdofFit) -> dict[str, Any]:
         "success": fit.success, "message": fit.message, "free": list(fit.free), "records": list(fit.records),
         "condition_number_scaled": finite_or_none(fit.condition), "weakest_direction": fit.weakest,
         "undetermined": list(fit.undetermined), "misfit": list(fit.misfit), "elapsed_s": fit.elapsed_s,
+        "covariance": ({"kind": "newey-west", "window": fit.serial_lag} if fit.serial_lag else {"kind": "independent"}),
         "iterations": fit.iterations,
         "nfev": fit.nfev, "cost": finite_or_none(fit.cost), "reduced_chi2": finite_or_none(fit.s2),
         "estimates": {e.name: {"value": e.value, "stderr": finite_or_none(e.stderr), "ci95": [finite_or_none(e.ci[0]), finite_or_none(e.ci[1])],
@@ -96,6 +97,8 @@ def format_staged(model: MdofModel, staged: StagedResult, validations: Sequence[
         if f.undetermined:
             lines.append(f"  not determined by these records (held): {', '.join(f.undetermined)}")
         lines.append(f"  {f.message}; condition number {f.condition:.3g}; {f.elapsed_s:.1f} s")
+        if f.serial_lag:
+            lines.append(f"  intervals: Newey–West over a window of {f.serial_lag} samples (a residual that is not white)")
         if f.weakest:
             lines.append(f"  weakest direction: {f.weakest}")
         lines.append(f"  trust: {s.trust}")

@@ -13,13 +13,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..estimate.results import ParameterEstimate
-from ..identifiability import CORR_LIMIT, RSE_LIMIT, uncertainty_from_jacobian
+from ..identifiability import CORR_LIMIT, RSE_LIMIT, Uncertainty, serially_correlated, uncertainty_from_jacobian
 from ..params import Parameter, ParameterSet
 from .data import MdofRecord
-from .normal import RANK_TOL, State, normal_equations, schur
+from .normal import RANK_TOL, Block, State, normal_equations, schur
 from .spec import MdofModel
 
-__all__ = ["ChannelFit", "MdofFit", "failed_fit", "summarise", "weakest_direction_text"]
+__all__ = ["ChannelFit", "MdofFit", "failed_fit", "serial_uncertainty", "summarise", "weakest_direction_text"]
 
 FloatArray = NDArray[np.float64]
 
@@ -77,6 +77,9 @@ class MdofFit:
         A line per dynamic record and channel whose residual is far above its noise floor
         (:data:`nlid_core.mdof.fit.MISFIT_RATIO`): the model does not reproduce it, and the intervals, computed
         as if the residual were noise, are not to be trusted.
+    serial_lag : int
+        The Newey–West window (samples) of the intervals when a dynamic record's residual is not white, else 0
+        (see :func:`serial_uncertainty`).
     """
 
     success: bool
@@ -100,6 +103,7 @@ class MdofFit:
     undetermined: tuple[str, ...] = ()
     combined: tuple[str, ...] = ()
     misfit: tuple[str, ...] = ()
+    serial_lag: int = 0
 
     def estimate(self, name: str) -> ParameterEstimate:
         """The estimate of one parameter by name."""
@@ -155,6 +159,46 @@ def weakest_direction_text(vector: Sequence[tuple[str, float]]) -> str:
     return f"{' + '.join(same)} together: the data barely see them change in step"
 
 
+def _projected_rows(records: Sequence[MdofRecord], blocks: Sequence[Block], free_idx: NDArray[np.int64],
+                    scale: FloatArray) -> tuple[FloatArray, FloatArray, list[tuple[tuple[int, int], ...]]]:
+    """Every residual row with its Jacobian over the free (scaled) parameters, each record's initial states
+    projected out (the rows of the Schur complement's information), ordered by channel within a record; and the
+    serial blocks of the dynamic records (one range per channel, row k of each at the same time)."""
+    rows, res, serial = [], [], []
+    at = 0
+    for rec, b in zip(records, blocks, strict=True):
+        jp = b.jp[:, free_idx] * scale[None, :]
+        if b.ji.size:
+            u, sv, _ = np.linalg.svd(b.ji, full_matrices=False)
+            q = u[:, sv > math.sqrt(RANK_TOL) * max(float(sv[0]), 1e-300)] if sv.size else u[:, :0]
+            jp = jp - q @ (q.T @ jp)
+        n_out = b.r.size // max(rec.n, 1)
+        if rec.static or n_out * rec.n != b.r.size:
+            rows.append(jp)
+            res.append(b.r)
+            at += b.r.size
+            continue
+        rows.append(jp.reshape(rec.n, n_out, -1).transpose(1, 0, 2).reshape(b.r.size, -1))
+        res.append(b.r.reshape(rec.n, n_out).T.reshape(-1))
+        serial.append(tuple((at + j * rec.n, at + (j + 1) * rec.n) for j in range(n_out)))
+        at += b.r.size
+    return np.vstack(rows), np.concatenate(res), serial
+
+
+def serial_uncertainty(records: Sequence[MdofRecord], blocks: Sequence[Block], free: Sequence[str],
+                       free_idx: NDArray[np.int64], scale: FloatArray) -> Uncertainty | None:
+    """The Newey–West uncertainty of the free parameters (scaled) when a dynamic record's weighted residual fails
+    the whiteness test, else None: the rows of every record with its initial states projected out, the
+    channels of a record summed at each time (:func:`nlid_core.identifiability.uncertainty_from_jacobian`)."""
+    dynamic = [(rec, b) for rec, b in zip(records, blocks, strict=True) if not rec.static]
+    if not dynamic or not free:
+        return None
+    jac, r, serial = _projected_rows(records, blocks, free_idx, scale)
+    if not serial or not serially_correlated(r, serial):
+        return None
+    return uncertainty_from_jacobian(jac, r, list(free), serial_blocks=serial, rank_rtol=math.sqrt(RANK_TOL))
+
+
 def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx: NDArray[np.int64], scale: FloatArray,
                records: Sequence[MdofRecord], state: State, sig: Sequence[FloatArray], init_sizes: Sequence[int],
                message: str, iters: int, nfev: int, t_start: float, bias: FloatArray | None = None,
@@ -169,6 +213,7 @@ def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx:
     correlations: list[tuple[str, str, float]] = []
     se = np.full(nf, np.nan)
     half = np.full(nf, np.nan)
+    serial_lag = 0
     if nf:
         # the parameters' information with the initial states eliminated, S = RᵀR, through the one uncertainty
         # path of every estimator (column equilibration, rank threshold, Student-t intervals, correlations)
@@ -190,6 +235,10 @@ def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx:
         vec = unc.directions[:, -1]
         order = np.argsort(-np.abs(vec))
         weakest_vec = tuple((free[i], float(vec[i])) for i in order if abs(vec[i]) > 0.05)
+        coloured = serial_uncertainty(records, state.blocks, free, free_idx, scale)
+        if coloured is not None:  # a residual that is not white: the Newey–West intervals
+            unc = coloured
+            serial_lag = coloured.serial_lag
         se = unc.stderr * scale
         half = unc.ci_halfwidth * scale
         for i in range(nf):
@@ -228,4 +277,4 @@ def summarise(model: MdofModel, params: ParameterSet, free: list[str], free_idx:
                    weakest=weakest_direction_text(weakest_vec), weakest_vector=weakest_vec,
                    correlations=tuple(correlations[:10]), channels=tuple(channels), initial_states=inits,
                    cost=state.cost, n_residuals=n_res, s2=s2, iterations=iters, nfev=nfev,
-                   elapsed_s=time.perf_counter() - t_start)
+                   elapsed_s=time.perf_counter() - t_start, serial_lag=serial_lag)
