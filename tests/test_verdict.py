@@ -177,3 +177,28 @@ def test_multi_dof_intervals_survive_coloured_noise():
                 inside += e.ci[0] <= truth[e.name] <= e.ci[1]
                 total += 1
     assert inside >= 0.75 * total, f"{inside} of {total}"
+
+
+def test_ctrl_c_stops_a_fit_between_two_evaluations(monkeypatch, tmp_path, capsys):
+    """The first Ctrl-C sets the stop event; the fit ends at its next progress report with exit 130, one line,
+    and no file written (here the event is set from the start)."""
+    import contextlib
+    import threading
+
+    import nlid_core.cli.common as common
+
+    @contextlib.contextmanager
+    def pressed():
+        stop = threading.Event()
+        stop.set()
+        yield stop
+
+    monkeypatch.setattr(common, "stop_on_interrupt", pressed)
+    rec = make_example("seed")
+    path = tmp_path / "seed.csv"
+    np.savetxt(path, np.column_stack([rec.t, rec.f, rec.x]), delimiter=",", header="t,f,x", comments="")
+    out = tmp_path / "fit.json"
+    assert main(["identify", str(path), "--json", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted: stopped during") and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -560,14 +560,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NlidError as exc:
         _error(f"error: {exc}")
         return 2
-    except KeyboardInterrupt:
-        _error("interrupted")
+    except KeyboardInterrupt as exc:
+        _error(f"interrupted{': ' + str(exc) if str(exc) else ''}; nothing was written")
         return 130
     except BrokenPipeError:
         # the reader went away: nothing more can be written (and the interpreter's final flush must not fail)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except SystemError as exc:  # Ctrl-C inside compiled code surfaces as a SystemError raised from it
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            _error("interrupted; nothing was written")
+            return 130
+        if os.environ.get("NLID_DEBUG"):
+            raise
+        _error(f"internal error: {type(exc).__name__}: {exc}")
+        return 3
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback
         if os.environ.get("NLID_DEBUG"):
             raise

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from ..progress import ProgressFn
 
-__all__ = ["COMMAND_HELP", "names_of", "progress_printer", "share_options"]
+__all__ = ["COMMAND_HELP", "names_of", "progress_printer", "share_options", "stop_on_interrupt"]
 
 #: Every command of the CLI, in the order ``--help`` lists them, with its one-line help.
 COMMAND_HELP = {
@@ -47,14 +50,42 @@ def names_of(spec: str) -> tuple[str, ...]:
     return tuple(s.strip() for s in spec.split(",") if s.strip())
 
 
-def progress_printer(emit: Callable[[str], None], *, after_s: float = 2.0, every_s: float = 1.0) -> ProgressFn:
+@contextlib.contextmanager
+def stop_on_interrupt() -> Iterator[threading.Event]:
+    """Ctrl-C while a fit runs: the first sets the event, and the fit stops at its next progress report (between
+    two evaluations, never inside compiled code); a second stops at once. Outside the main thread, or when the
+    process ignores SIGINT, nothing changes."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def progress_printer(emit: Callable[[str], None] | None, *, after_s: float = 2.0, every_s: float = 1.0,
+                     stop: threading.Event | None = None) -> ProgressFn:
     """A progress callback for a long fit: once it has run ``after_s`` seconds, a line
     ``[  12.3 s] output-error: evaluation 35 of at most 400, cost 0.0123`` at most every ``every_s`` seconds
-    (a quick fit prints nothing)."""
+    (a quick fit prints nothing; ``emit`` None prints nothing at all). When ``stop`` is set (Ctrl-C) it raises
+    KeyboardInterrupt, so the fit ends between two evaluations."""
     start = time.monotonic()
     last = [-math.inf]
 
     def show(stage: str, fraction: float, message: str) -> None:
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt(f"stopped during {stage} ({message})")
+        if emit is None:
+            return
         now = time.monotonic()
         if stage == "done" or now - start < after_s or now - last[0] < every_s:  # the report follows "done"
             return

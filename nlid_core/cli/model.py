@@ -66,7 +66,7 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
     from ..estimate import FitOptions, WarningTally, identify
     from ..guard import load_record_guarded, load_records_guarded
     from ..validation import validate
-    from .common import names_of, progress_printer
+    from .common import names_of, progress_printer, stop_on_interrupt
 
     # Files are parsed in an isolated, limited worker process (nlid_core.guard): a reader that crashes or
     # exhausts its limits ends only the worker and gives a one-line DataValidationError.
@@ -108,8 +108,9 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
         val_records = [dataclasses.replace(r, name=f"{r.name}[{args.validate_rows}]")
                        if r.name in fitted_names and args.validate_rows and args.validate_rows != args.rows else r
                        for r in val_records]
-        fit = identify(records, model, params=params, options=options,
-                       progress=progress_printer(emit) if emit is not None else None)
+        with stop_on_interrupt() as stop:
+            fit = identify(records, model, params=params, options=options,
+                           progress=progress_printer(emit, stop=stop))
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]
