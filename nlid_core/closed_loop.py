@@ -26,8 +26,10 @@ is what the benchmark compares with the measured ``gtau·vir``: with the publish
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -35,8 +37,13 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import ModelSpecError
 from .models import TermModel
 from .params import ParameterSet
+from .progress import ProgressFn
+from .record import Record
 
-__all__ = ["ClosedLoopRun", "PositionLoop", "parse_loop", "relative_error", "simulate_closed_loop"]
+if TYPE_CHECKING:
+    from .estimate.results import FitResult
+
+__all__ = ["ClosedLoopRun", "PositionLoop", "fit_closed_loop", "parse_loop", "relative_error", "simulate_closed_loop"]
 
 FloatArray = NDArray[np.float64]
 
@@ -254,3 +261,106 @@ def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: 
                          states={nm: states[:, i] for i, nm in enumerate(names) if nm not in ("x", "v")},
                          command=command, force=force, saturated=n_sat / n, success=success, message=message,
                          method=method)
+
+
+def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, reference: ArrayLike, loop: PositionLoop,
+                    *, channels: Sequence[str] = ("x", "f"), start: int = 50, max_nfev: int = 40,
+                    confidence: float = 0.95, progress: ProgressFn | None = None) -> FitResult:
+    """Output error inside the loop: the free parameters that make the closed-loop simulation driven by
+    ``reference`` reproduce the record's displacement and applied force (``channels``) from sample ``start`` on.
+
+    Each channel's residual is divided by the norm of its measurement, so the cost is the sum of the squared
+    relative errors of the benchmark's metric. The Jacobian is by finite differences (each column one
+    closed-loop simulation); the intervals come from the one uncertainty path, Newey–West when the residual is
+    not white, the channels of a sample summed. The initial state is the first measured displacement, at rest.
+
+    Raises
+    ------
+    ModelSpecError
+        A channel the record lacks, nothing free, or a loop the model cannot be simulated in at the start.
+    """
+    from scipy.optimize import least_squares
+
+    from .estimate import FitOptions
+    from .estimate.assemble import _flags_and_estimates, _metrics
+    from .estimate.results import FitResult, RecordFit
+    from .identifiability import uncertainty_from_jacobian, weak_directions_text
+
+    t0 = time.perf_counter()
+    measured = {c: record.channel(c) for c in channels if c in ("x", "f") and record.channel(c) is not None}
+    if set(measured) != set(channels) or not channels:
+        raise ModelSpecError(f"closed-loop output error fits x and/or f, measured in the record; got {list(channels)}")
+    free = params.free_mask
+    if not free.any():
+        raise ModelSpecError("every parameter is fixed: nothing to estimate")
+    ref = np.asarray(reference, dtype=np.float64)
+    x0 = (float(record.x[0]), 0.0)
+    command0 = float(record.f[0]) / loop.gain
+    sl = slice(start, None)
+    weights = {c: 1.0 / max(float(np.linalg.norm(v[sl])), 1e-300) for c, v in measured.items()}
+    scale = np.where(params.values[free] != 0, np.abs(params.values[free]), 1.0)
+    count = [0]
+
+    def theta_of(z: FloatArray) -> FloatArray:
+        th = params.values.copy()
+        th[free] = z * scale
+        return th
+
+    def run_at(z: FloatArray) -> ClosedLoopRun:
+        return simulate_closed_loop(model, theta_of(z), record.t, ref, loop, x0=x0, command0=command0)
+
+    def predicted(run: ClosedLoopRun, c: str) -> FloatArray:
+        return run.x if c == "x" else run.force
+
+    def residual(z: FloatArray) -> FloatArray:
+        run = run_at(z)
+        count[0] += 1
+        parts = [weights[c] * (predicted(run, c) - measured[c])[sl] for c in measured]
+        r = np.concatenate(parts)
+        if not run.success or not np.all(np.isfinite(r)):
+            return np.full(r.size, 1e3 / math.sqrt(r.size))
+        if progress is not None:
+            progress("closed-loop", min(1.0, count[0] / (max_nfev * (int(free.sum()) + 1))),
+                     f"simulation {count[0]}, cost {0.5 * float(r @ r):.6g}")
+        return r
+
+    z0 = np.ones(int(free.sum())) * np.sign(params.values[free])
+    z0[params.values[free] == 0] = 0.0
+    lb, ub = params.lower[free] / scale, params.upper[free] / scale
+    first = run_at(z0)
+    if not first.success:
+        raise ModelSpecError(f"the start values cannot be simulated in the loop: {first.message}")
+    sol = least_squares(residual, np.clip(z0, lb, ub), jac="2-point", bounds=(lb, ub), x_scale="jac",
+                        max_nfev=max_nfev, diff_step=np.full(z0.size, 1e-5), ftol=1e-8, xtol=1e-8)
+    theta = theta_of(sol.x)
+    fitted = params.with_values(theta, clip=True)
+    final = run_at(sol.x)
+    r = residual(sol.x)
+    m = r.size // len(measured)
+    jac = np.asarray(sol.jac, dtype=np.float64) / scale[None, :]
+    unc = uncertainty_from_jacobian(jac, r, list(params.free_names), confidence=confidence,
+                                    groups=np.repeat(np.arange(len(measured)), m),
+                                    serial_blocks=[tuple((k * m, (k + 1) * m) for k in range(len(measured)))],
+                                    serial_auto=True)
+    active = {n: bool(a != 0) for n, a in zip(params.free_names, sol.active_mask, strict=True)}
+    estimates, pairs = _flags_and_estimates(model, fitted, unc, active, confidence)
+    metrics = tuple(_metrics(record.name, c, record.unit(c), measured[c][sl], predicted(final, c)[sl]) for c in measured)
+    rfit = RecordFit(name=record.name, t=record.t, measured=dict(measured),
+                     predicted={"x": final.x, "f": final.force}, fitted_channels=tuple(measured), x0=x0,
+                     x0_stderr=(math.nan, math.nan), x0_mode="first sample, at rest",
+                     simulation_ok=final.success, simulation_message=final.message)
+    ok = bool(sol.status > 0) and final.success
+    errors = ", ".join(f"{c} {relative_error(measured[c], predicted(final, c), start):.4g} %" for c in measured)
+    warns = [f"closed loop: relative errors from sample {start} (the EMPS benchmark's metric): {errors}"]
+    if unc.serial:
+        warns.append(f"the residual is serially correlated (not white): the intervals are Newey–West ones (window"
+                     f" {unc.serial_lag} samples), wider than those of independent samples")
+    return FitResult(
+        success=ok, message=(f"closed-loop output error converged ({sol.message.rstrip('.')})" if ok
+                             else f"closed-loop output error did not converge: {sol.message}"),
+        method="closed-loop", model=model, parameters=fitted, estimates=estimates, uncertainty=unc,
+        weak_directions=weak_directions_text(unc), correlated_pairs=pairs, metrics=metrics, records=(rfit,),
+        cost=float(sol.cost), nfev=count[0], timing={"closed_loop_s": time.perf_counter() - t0},
+        stages={"closed-loop": fitted.as_dict()}, warnings=tuple(warns),
+        options=FitOptions(method="output-error", confidence=confidence),
+    )

@@ -54,6 +54,30 @@ def _validate_minima(fit: Any, val_records: Sequence[Any], n_init: int) -> Any:
     return dataclasses.replace(fit, minima=tuple(minima))
 
 
+def _fit_in_loop(args: argparse.Namespace, files: Sequence[str], columns: Any, records: Sequence[Any], model: Any,
+                 params: Any, options: Any, progress: Any) -> Any:
+    """``identify --closed-loop``: the equation-error estimate (unless the method is output error from given
+    starts), then output error inside the loop driven by the ``--reference`` column."""
+    from ..closed_loop import fit_closed_loop, parse_loop
+    from ..errors import ModelSpecError
+    from ..estimate import FitOptions, identify
+    from ..guard import load_record_guarded
+
+    if len(records) != 1 or args.validate:
+        raise ModelSpecError("identify --closed-loop fits one record; validate in the loop with simulate"
+                             " --closed-loop")
+    if not args.reference:
+        raise ModelSpecError("identify --closed-loop needs --reference COLUMN (the position reference)")
+    loop = parse_loop(args.closed_loop)
+    ref = load_record_guarded(files[0], columns={**dict(columns or {}), "x": args.reference}, units=args.units,
+                              resample=args.resample, fs=args.fs, rows=args.rows, input_only=True)
+    start = params
+    if args.method != "output-error":
+        ee = identify(records, model, params=params, options=dataclasses.replace(options, method="equation-error"))
+        start = params.with_values(ee.parameters.values, clip=True)
+    return fit_closed_loop(model, start, records[0], ref.x, loop, confidence=options.confidence, progress=progress)
+
+
 def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: Callable[[str], None] | None = None
                ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any]]:
     """The single-DOF identification of ``files``: (fit, validations, records, validation records, parameter setup).
@@ -109,8 +133,12 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
                        if r.name in fitted_names and args.validate_rows and args.validate_rows != args.rows else r
                        for r in val_records]
         with stop_on_interrupt() as stop:
-            fit = identify(records, model, params=params, options=options,
-                           progress=progress_printer(emit, stop=stop))
+            if args.closed_loop:
+                fit = _fit_in_loop(args, files, columns, records, model, params, options,
+                                   progress_printer(emit, stop=stop))
+            else:
+                fit = identify(records, model, params=params, options=options,
+                               progress=progress_printer(emit, stop=stop))
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]

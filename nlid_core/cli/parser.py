@@ -156,6 +156,12 @@ def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentPars
                             " (default: columns t,f,x,v,a, or f1,x1,x2,... by name)")
     ident.add_argument("--units", type=_units_spec,
                        help="units of the file's columns, e.g. x=mm,f=kN or x2=mm (converted to SI)")
+    ident.add_argument("--closed-loop", metavar="KEY=VALUE,...",
+                       help="fit inside a discrete position controller (as simulate --closed-loop: kp, kv, gain,"
+                            " limit, ...), driven by --reference: the simulated position and applied force against"
+                            " the measured ones; starts from equation error")
+    ident.add_argument("--reference", metavar="COLUMN",
+                       help="with --closed-loop: the file's column of the position reference")
     ident.add_argument("--scale", type=_scale_spec,
                        help="multiply a channel by a factor that gives it in a unit, e.g. f=35.15N (a drive's"
                             " gain turns its voltage into a force); instead of --units for that channel")
