@@ -30,7 +30,7 @@ if st.button("Run identification", key=state.IDENTIFY_RUN, type="primary", disab
     start = time.perf_counter()
     try:
         result = jobs.run("identification", identify, ([recs[n] for n in cfg.fit_records], cfg.model),
-                          {"params": cfg.params, "options": cfg.options}, key=state.IDENTIFY_JOB,
+                          {"params": cfg.params, "options": cfg.options, "explore": True}, key=state.IDENTIFY_JOB,
                           progress_arg="progress")
     except (NlidError, jobs.JobError) as exc:
         st.error(f"The identification could not run: {esc(exc)}. Earlier results are kept.")

@@ -79,6 +79,9 @@ def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ())
     }
     if fit.minima:
         out["minima"] = [minimum_to_dict(fit, m) for m in fit.minima]
+    if fit.baseline_fit:
+        out["baseline"] = {"terms": list(fit.baseline_terms),
+                           "fit_percent": {k: finite_or_none(v) for k, v in fit.baseline_fit.items()}}
     if validations:
         vals = [v.to_dict() for v in validations]
         out["validation"] = vals[0] if len(vals) == 1 else {"records": vals, **vals[0]}
@@ -97,10 +100,15 @@ def minimum_to_dict(fit: FitResult, m: Minimum) -> dict[str, Any]:
 
 
 def minima_lines(fit: FitResult) -> list[str]:
-    """The report's lines on the runs from other starts (none without them)."""
+    """The report's lines on the runs from other starts and on the linear model the fit extends (none without
+    them)."""
+    lines = []
+    if fit.baseline_fit:
+        fits = ", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())
+        lines += ["", f"The linear model this one extends ({','.join(fit.baseline_terms)}), by output error: {fits}"]
     if not fit.minima:
-        return []
-    lines = ["", "Output error from other starts (the residual is not white, so the fit may have several minima):"]
+        return lines
+    lines += ["", "Output error from other starts (the residual is not white, so the fit may have several minima):"]
     for m in fit.minima:
         ratio = m.fit.cost / fit.cost if fit.cost > 0 else math.nan
         fits = ", ".join(f"{c.channel} fit {c.fit_percent:.2f} %" for c in m.fit.metrics)

@@ -1,8 +1,9 @@
 """Whether an identification can be trusted: a verdict over the finished fit and its validations.
 
 An estimator that converged has only found a minimum; the verdict says whether that minimum is a model. It is
-``failed`` when the estimator failed, or when the model reproduces a fitted or validation record worse than
-the record's own mean (fit below 0 %: a constant would do better); ``untrustworthy`` when the fit ran but a
+``failed`` when the estimator failed, when the model reproduces a fitted or validation record worse than
+the record's own mean (fit below 0 %: a constant would do better), or worse than the linear model it extends
+(fitted beside it when the residual is not white, :func:`nlid_core.estimate.minima.baseline_fit`); ``untrustworthy`` when the fit ran but a
 free parameter sits at a bound, has a standard error above its value, or breaks a physical order its term
 declares (:attr:`nlid_core.terms.base.TermDef.orders`, e.g. LuGre's Fs below Fc), or when output error from
 another start ends in a different minimum as good as the fit (:mod:`nlid_core.estimate.minima`); ``ok``
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .estimate import FitResult
-from .estimate.minima import rivals
+from .estimate.minima import rivals, worse_than_baseline
 from .validation import ValidationResult
 
 __all__ = ["FAILED", "OK", "UNTRUSTWORTHY", "Verdict", "judge", "order_violations"]
@@ -95,6 +96,9 @@ def judge(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> Verdi
             if math.isfinite(m.fit_percent) and m.fit_percent < 0:
                 failed.append(f"validation on {v.record} {m.channel}: fit {m.fit_percent:.1f} % — worse than the"
                               " record's own mean")
+    for key, mine, lin in worse_than_baseline(fit):
+        failed.append(f"{key}: fit {mine:.1f} %, worse than the linear model it extends"
+                      f" ({','.join(fit.baseline_terms)}: fit {lin:.1f} %)")
     if failed:
         advice.append(_ADVICE_FIT)
     bound = [e for e in fit.estimates if e.vary and "at_bound" in e.flags]

@@ -100,7 +100,7 @@ def test_output_error_intervals_cover_the_truth_under_coloured_noise():
     inside = total = 0
     for draw in range(3):
         rec = make_example("seed", overrides={"seed": 2000 + draw, "noise_colour": "ar1:0.9"})
-        fit = identify(rec, "m0,m1,c1,c2,k1,k3", options=FitOptions(method="output-error"))
+        fit = identify(rec, "m0,m1,c1,c2,k1,k3", options=FitOptions(method="output-error"), explore=True)
         assert fit.uncertainty is not None and fit.uncertainty.serial, draw
         assert any("Newey–West" in w for w in fit.warnings)
         # a coloured residual: output error from other starts, which reach the same minimum here (or none)
@@ -202,3 +202,19 @@ def test_ctrl_c_stops_a_fit_between_two_evaluations(monkeypatch, tmp_path, capsy
     err = capsys.readouterr().err
     assert err.startswith("interrupted: stopped during") and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_worse_than_the_linear_model_it_extends_is_a_failed_fit(good_fit):
+    """A nonlinear model that reproduces the record worse than its own linear baseline (a friction law that
+    lost its way: EMPS with LuGre reached 13.7 % where mass, damping, stiffness and offset reach 95.4 %)."""
+    m = good_fit.metrics[0]
+    key = f"{m.record} {m.channel}"
+    poor = dataclasses.replace(good_fit, metrics=(dataclasses.replace(m, fit_percent=13.7),),
+                               baseline_terms=("m0", "c1", "k1", "f0"), baseline_fit={key: 95.4})
+    v = judge(poor)
+    assert v.status == FAILED and any("worse than the linear model it extends (m0,c1,k1,f0: fit 95.4 %)" in r
+                                      for r in v.reasons), v.reasons
+    assert "The linear model this one extends (m0,c1,k1,f0), by output error" in format_report(poor)
+    assert result_to_dict(poor)["baseline"] == {"terms": ["m0", "c1", "k1", "f0"], "fit_percent": {key: 95.4}}
+    close = dataclasses.replace(poor, metrics=(dataclasses.replace(m, fit_percent=94.9),))
+    assert not any("linear model" in r for r in judge(close).reasons)

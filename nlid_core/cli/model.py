@@ -138,7 +138,7 @@ def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: 
                                    progress_printer(emit, stop=stop))
             else:
                 fit = identify(records, model, params=params, options=options,
-                               progress=progress_printer(emit, stop=stop))
+                               progress=progress_printer(emit, stop=stop), explore=True)
         validations = []
         if fit.success and model.can_simulate:
             validations = [validate(fit, r, n_init=args.n_init) for r in val_records]

@@ -19,7 +19,7 @@ from ..simulate import warm_up
 from ._threads import with_single_blas_thread
 from .hysteretic_start import grid_parameters, hysteretic_start
 from .initial_check import check_initial_states
-from .minima import explore_minima, wanted
+from .minima import baseline_fit, explore_minima, wanted, worse_than_baseline
 from . import robust_start
 from .oe_fit import PoorStart, output_error
 from .options import FitOptions, ProgressFn
@@ -41,6 +41,7 @@ def identify(
     params: ParameterSet | None = None,
     options: FitOptions | None = None,
     progress: ProgressFn | None = None,
+    explore: bool = False,
 ) -> FitResult:
     """Identify the model from one or more records (the main entry point).
 
@@ -60,6 +61,10 @@ def identify(
         equation-error stage (stage ``"hysteretic-start"``).
     progress : callable or None
         ``progress(stage, fraction, message)``.
+    explore : bool
+        After an output-error fit whose residual is not white, also fit the linear model it extends and run
+        output error from other starts (:mod:`.minima`; what ``identify`` on the command line and the Identify
+        page do, for a user's final fit; other callers that fit on the way to something else leave it off).
 
     Returns
     -------
@@ -73,7 +78,7 @@ def identify(
         values) are not printed but listed, counted, in ``warnings``.
     """
     with numerical_warnings() as tally:
-        fit = flag_redundancies(_identify(records, terms, params, options, progress))
+        fit = flag_redundancies(_identify(records, terms, params, options, progress, explore))
     if not tally:
         return fit
     return dataclasses.replace(fit, warnings=fit.warnings + tally.lines())
@@ -148,6 +153,7 @@ def _identify(
     params: ParameterSet | None,
     options: FitOptions | None,
     progress: ProgressFn | None,
+    explore: bool = False,
 ) -> FitResult:
     # equation_error is looked up on the package at call time, so a wrapper installed there is the one used
     from . import equation_error
@@ -183,9 +189,13 @@ def _identify(
             warns.extend(checked)
             if alt is not None:
                 stages["measured-initial-state"] = alt
-        if wanted(final):
+        if explore and wanted(final):
             t_min = time.perf_counter()
-            final = dataclasses.replace(final, minima=explore_minima(recs, model, final, opts, progress))
+            terms, fits = baseline_fit(recs, model, opts)
+            final = dataclasses.replace(final, baseline_terms=terms, baseline_fit=fits)
+            if not worse_than_baseline(final):  # a fit the linear model beats has failed: no other starts
+                final = dataclasses.replace(final, minima=explore_minima(recs, model, final, opts, progress,
+                                                                         budget_s=max(10.0, spent["oe"])))
             spent["minima"] = time.perf_counter() - t_min
             distinct = [m for m in final.minima if m.distinct]
             if distinct:
@@ -218,6 +228,8 @@ def _identify(
         warnings=tuple(warns) + final.warnings,
         options=opts,
         minima=final.minima,
+        baseline_terms=final.baseline_terms,
+        baseline_fit=final.baseline_fit,
     )
 
 

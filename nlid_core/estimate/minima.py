@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Sequence
 
 from ..errors import NlidError
@@ -21,7 +22,8 @@ from ..record import Record
 from .options import FitOptions, ProgressFn
 from .results import FitResult, Minimum
 
-__all__ = ["AS_GOOD", "START_FACTORS", "explore_minima", "rivals", "same_minimum", "wanted"]
+__all__ = ["AS_GOOD", "START_FACTORS", "WORSE_THAN_LINEAR", "baseline_fit", "explore_minima", "rivals", "same_minimum",
+           "wanted", "worse_than_baseline"]
 
 #: The starts: every free parameter of the final fit times these factors.
 START_FACTORS = (0.5, 2.0)
@@ -50,9 +52,10 @@ def same_minimum(a: FitResult, b: FitResult) -> bool:
 
 
 def explore_minima(recs: Sequence[Record], model: TermModel, final: FitResult, opts: FitOptions,
-                   progress: ProgressFn | None) -> tuple[Minimum, ...]:
+                   progress: ProgressFn | None, budget_s: float = math.inf) -> tuple[Minimum, ...]:
     """Output error from the other starts of the module notes; each run as a :class:`Minimum` (one that did not
-    converge too, ``distinct`` False: it says how far the basin reaches)."""
+    converge too, ``distinct`` False: it says how far the basin reaches). No new start begins after ``budget_s``
+    seconds (a stiff model's runs are long)."""
     from .oe_fit import output_error
 
     free = [e.name for e in final.estimates if e.vary]
@@ -61,7 +64,10 @@ def explore_minima(recs: Sequence[Record], model: TermModel, final: FitResult, o
         starts.append((f"free parameters × {factor:g}", {n: final.values[n] * factor for n in free}))
     run_opts = dataclasses.replace(opts, method="output-error", max_nfev=min(opts.max_nfev, MAX_NFEV))
     out = []
+    t0 = time.perf_counter()
     for k, (label, values) in enumerate(starts):
+        if time.perf_counter() - t0 > budget_s:
+            break
         if progress:
             progress("other-starts", k / len(starts), f"output error from {label} ({k + 1} of {len(starts)})")
         params = final.parameters
@@ -79,3 +85,43 @@ def explore_minima(recs: Sequence[Record], model: TermModel, final: FitResult, o
 def rivals(final: FitResult) -> list[Minimum]:
     """The distinct minima as good as ``final`` (cost within :data:`AS_GOOD` of it, or below)."""
     return [m for m in final.minima if m.distinct and m.fit.cost <= (1 + AS_GOOD) * final.cost]
+
+
+def baseline_fit(recs: Sequence[Record], model: TermModel, opts: FitOptions) -> tuple[tuple[str, ...], dict[str, float]]:
+    """The linear model ``model`` extends (the linear baseline's mass, damping and stiffness, plus the offset
+    ``f0`` when the model has it) fitted by output error from its equation-error estimate, and its fit per
+    ``"record channel"``; nothing when the model is that linear model already or the fit fails."""
+    from ..terms.registry import baseline_terms
+    from .linear import equation_error
+    from .oe_fit import output_error
+    from .prepare import positive_mass
+
+    terms = (*baseline_terms(), *(t for t in model.terms if t == "f0"))
+    if set(model.terms) <= set(terms):
+        return (), {}
+    lin = TermModel(terms)
+    try:
+        ee = equation_error(recs, lin, None, dataclasses.replace(opts, method="equation-error"), diagnostics=False)
+        fit = output_error(recs, lin, positive_mass(ee.parameters, lin, recs),
+                           dataclasses.replace(opts, method="output-error", max_nfev=min(opts.max_nfev, MAX_NFEV)))
+    except NlidError:
+        return (), {}
+    if not fit.success:
+        return (), {}
+    return terms, {f"{m.record} {m.channel}": m.fit_percent for m in fit.metrics}
+
+
+#: Percentage points of fit by which a model may trail the linear model it extends before it has failed.
+WORSE_THAN_LINEAR = 1.0
+
+
+def worse_than_baseline(fit: FitResult) -> list[tuple[str, float, float]]:
+    """``(record channel, fit %, the linear model's fit %)`` wherever ``fit`` trails the linear model it extends
+    by more than :data:`WORSE_THAN_LINEAR` points."""
+    ours = {f"{m.record} {m.channel}": m.fit_percent for m in fit.metrics}
+    out = []
+    for key, lin in fit.baseline_fit.items():
+        mine = ours.get(key, math.nan)
+        if math.isfinite(lin) and math.isfinite(mine) and mine < lin - WORSE_THAN_LINEAR:
+            out.append((key, mine, lin))
+    return out

@@ -122,6 +122,11 @@ class FitResult:
     options : FitOptions
     minima : tuple of Minimum
         Output error from other starts, when the residual is not white (:mod:`nlid_core.estimate.minima`).
+    baseline_terms : tuple of str
+        The linear model the fitted one extends (mass, damping, stiffness and any offset), fitted by output
+        error for comparison when the residual is not white; empty otherwise.
+    baseline_fit : mapping of str to float
+        Its fit (per cent) per ``"record channel"``.
     """
 
     success: bool
@@ -142,6 +147,8 @@ class FitResult:
     warnings: tuple[str, ...]
     options: FitOptions
     minima: tuple[Minimum, ...] = ()
+    baseline_terms: tuple[str, ...] = ()
+    baseline_fit: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     def estimate(self, name: str) -> ParameterEstimate:
         for e in self.estimates:
