@@ -38,23 +38,24 @@ def seed_record():
     return make_example("seed")
 
 
+def shared_file(relative: str, what: str) -> Path:
+    """A file of the shared reference data, or a skip saying which data is missing."""
+    d = shared_data_dir()
+    path = d / relative if d else None
+    if path is None or not path.is_file():
+        pytest.skip(f"{what} data not available (../shared/data/{relative.split('/')[0]})")
+    return path
+
+
 @pytest.fixture(scope="session")
 def silverbox_csv() -> Path:
-    d = shared_data_dir()
-    path = d / "silverbox" / "SNLS80mV.csv" if d else None
-    if path is None or not path.is_file():
-        pytest.skip("Silverbox data not available (../shared/data/silverbox)")
-    return path
+    return shared_file("silverbox/SNLS80mV.csv", "Silverbox")
 
 
 @pytest.fixture(scope="session")
 def emps_mat() -> Path:
     """The EMPS drive axis's estimation record (real measured data, MAT v5)."""
-    d = shared_data_dir()
-    path = d / "emps" / "DATA_EMPS.mat" if d else None
-    if path is None or not path.is_file():
-        pytest.skip("EMPS data not available (../shared/data/emps)")
-    return path
+    return shared_file("emps/DATA_EMPS.mat", "EMPS")
 
 
 @pytest.fixture()

@@ -38,10 +38,14 @@ import unicodedata
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import NlidError
 from .common import names_of
 from .parser import MAX_STEPS, UsageError, build_parser, command_of
+
+if TYPE_CHECKING:
+    from .simulate import SimulatedRun
 
 __all__ = ["main", "one_line", "MESSAGE_CHARS"]
 
@@ -396,19 +400,26 @@ def _simulate(args: argparse.Namespace) -> int:
                                   fs=args.fs, rows=args.rows, input_only=True)
         params = simulation_parameters(model, values, force_unit=rec.unit("f"), x_unit=rec.unit("x"))
         run = run_simulation(model, rec, params, initial, input_hold=args.input_hold, method=args.method)
+    return _written(args, run, rec.n)
+
+
+def _written(args: argparse.Namespace, run: SimulatedRun, rows: int, note: str = "") -> int:
+    """Write a simulation's columns (nothing when it failed: exit 1 and one line) and say what was written."""
+    from .simulate import write_run
+
     if not run.success:
         _error(f"error: simulation failed: {run.message}")
         return 1
     write_run(run, args.out)
     if not args.quiet:
-        _print_report(f"wrote {args.out}: {rec.n} rows, columns {', '.join(run.columns)}; {run.method}")
+        _print_report(f"wrote {args.out}: {rows} rows, columns {', '.join(run.columns)}; {run.method}{note}")
     return 0
 
 
 def _simulate_closed_loop(args: argparse.Namespace) -> int:
     from ..guard import load_record_guarded
     from ..modeltext import build_model, parse_values
-    from .simulate import closed_loop_run, simulation_parameters, write_run
+    from .simulate import closed_loop_run, simulation_parameters
 
     if args.initial_state:
         raise UsageError("simulate --closed-loop: the loop starts at the record's first position, at rest; drop"
@@ -428,13 +439,7 @@ def _simulate_closed_loop(args: argparse.Namespace) -> int:
             pulses = load_record_guarded(args.input, columns={**columns, "f": args.pulses}, **si_force)
         params = simulation_parameters(model, values, force_unit=rec.unit("f"), x_unit=rec.unit("x"))
         run, line = closed_loop_run(model, rec, ref, pulses, params, args.closed_loop)
-    if not run.success:
-        _error(f"error: simulation failed: {run.message}")
-        return 1
-    write_run(run, args.out)
-    if not args.quiet:
-        _print_report(f"wrote {args.out}: {rec.n} rows, columns {', '.join(run.columns)}; {run.method}\n{line}")
-    return 0
+    return _written(args, run, rec.n, "\n" + line)
 
 
 def _nonlinearity(args: argparse.Namespace) -> int:
