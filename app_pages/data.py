@@ -64,7 +64,9 @@ with st.expander("Upload records", key=state.DATA_UPLOAD_PANEL, on_change="rerun
                             help="Columns named t, f, x, v, a (or time, force, disp, vel, acc) need no mapping;"
                                  " other names are mapped as CHANNEL=COLUMN, e.g. f=V1,x=V2.")
     units = c2.text_input(f"{FIELD_LABELS['units']} (optional)", placeholder="x=mm,f=kN,a=g", key=state.DATA_UNITS,
-                          help="Converted to SI. Units nlid does not know (e.g. V) are kept as they are.")
+                          help="Converted to SI. Units nlid does not know (e.g. V) are kept as they are. A number is"
+                               " the factor to SI: f=35.15 reads a drive's command in volts through its 35.15 N/V"
+                               " gain as a force in N (the command line's --scale f=35.15N).")
     c3, c4 = st.columns(2)
     fs_text = c3.text_input(f"{FIELD_LABELS['fs']} (files without a time column)", key=state.DATA_FS,
                             placeholder="e.g. 610.3515625; empty when the file has a time column",
