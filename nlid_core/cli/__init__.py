@@ -566,7 +566,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(f"error: {exc}")
         return 2
     except KeyboardInterrupt as exc:
-        _error(f"interrupted{': ' + str(exc) if str(exc) else ''}; nothing was written")
+        _error(f"interrupted{': ' + str(exc) if str(exc) else ''}")
         return 130
     except BrokenPipeError:
         # the reader went away: nothing more can be written (and the interpreter's final flush must not fail)
@@ -575,7 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except SystemError as exc:  # Ctrl-C inside compiled code surfaces as a SystemError raised from it
         if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
-            _error("interrupted; nothing was written")
+            _error("interrupted")
             return 130
         if os.environ.get("NLID_DEBUG"):
             raise

@@ -83,7 +83,7 @@ def progress_printer(emit: Callable[[str], None] | None, *, after_s: float = 2.0
 
     def show(stage: str, fraction: float, message: str) -> None:
         if stop is not None and stop.is_set():
-            raise KeyboardInterrupt(f"stopped during {stage} ({message})")
+            raise KeyboardInterrupt(f"stopped during {stage} ({message}); nothing was written")
         if emit is None:
             return
         now = time.monotonic()
