@@ -12,6 +12,7 @@ from scipy.linalg import svd
 from scipy.optimize import lsq_linear
 
 from ..errors import NlidError
+from ..metrics import whiteness_test
 from ..models import TermModel
 from ..params import ParameterSet
 from ..record import CHANNELS, Record
@@ -139,6 +140,9 @@ def _warm_equation_error(model: TermModel, recs: Sequence[Record]) -> float:
                 output_error(part, model, start, FitOptions(max_nfev=2), start_nrmse_limit=math.inf)
         except (ValueError, ArithmeticError, RuntimeError):  # a short slice may carry too little: the stages report
             pass
+    # the whiteness test that chooses the covariance: its FFT of the record's length and the chi-square tail,
+    # first called here rather than inside the timed fit
+    whiteness_test(np.sin(np.arange(rec.n, dtype=np.float64)))
     if len(_WARM) < 64:
         _WARM.add(key)
     return time.perf_counter() - t0
