@@ -249,8 +249,6 @@ def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: 
                        " check the parameters and the loop gains)")
             break
         y = np.ascontiguousarray(run.states[-1])
-    else:  # pragma: no cover - the loop always breaks at the last sample
-        pass
     if success:  # the acceleration at the last sample, from the force held there
         coef[0, 0, 0] = force[n - 1]
         last = run_plan(model.plan, np.array([tt[-1], tt[-1] + ts]), coef, theta, y, s0, False, none, lim,
@@ -284,7 +282,7 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
     from .estimate import FitOptions
     from .estimate.assemble import _flags_and_estimates, _metrics
     from .estimate.results import FitResult, RecordFit
-    from .identifiability import uncertainty_from_jacobian, weak_directions_text
+    from .identifiability import newey_west_note, uncertainty_from_jacobian, weak_directions_text
 
     t0 = time.perf_counter()
     measured = {c: record.channel(c) for c in channels if c in ("x", "f") and record.channel(c) is not None}
@@ -312,13 +310,16 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
     def predicted(run: ClosedLoopRun, c: str) -> FloatArray:
         return run.x if c == "x" else run.force
 
+    def residual_of(run: ClosedLoopRun) -> FloatArray:
+        r = np.concatenate([weights[c] * (predicted(run, c) - measured[c])[sl] for c in measured])
+        return r if run.success and np.all(np.isfinite(r)) else np.full(r.size, 1e3 / math.sqrt(r.size))
+
     def residual(z: FloatArray) -> FloatArray:
         run = run_at(z)
         count[0] += 1
-        parts = [weights[c] * (predicted(run, c) - measured[c])[sl] for c in measured]
-        r = np.concatenate(parts)
-        if not run.success or not np.all(np.isfinite(r)):
-            return np.full(r.size, 1e3 / math.sqrt(r.size))
+        r = residual_of(run)
+        if not run.success:
+            return r
         if progress is not None:
             progress("closed-loop", min(1.0, count[0] / (max_nfev * (int(free.sum()) + 1))),
                      f"simulation {count[0]}, cost {0.5 * float(r @ r):.6g}")
@@ -335,7 +336,7 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
     theta = theta_of(sol.x)
     fitted = params.with_values(theta, clip=True)
     final = run_at(sol.x)
-    r = residual(sol.x)
+    r = residual_of(final)
     m = r.size // len(measured)
     jac = np.asarray(sol.jac, dtype=np.float64) / scale[None, :]
     unc = uncertainty_from_jacobian(jac, r, list(params.free_names), confidence=confidence,
@@ -353,8 +354,7 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
     errors = ", ".join(f"{c} {relative_error(measured[c], predicted(final, c), start):.4g} %" for c in measured)
     warns = [f"closed loop: relative errors from sample {start} (the EMPS benchmark's metric): {errors}"]
     if unc.serial:
-        warns.append(f"the residual is serially correlated (not white): the intervals are Newey–West ones (window"
-                     f" {unc.serial_lag} samples), wider than those of independent samples")
+        warns.append(newey_west_note(unc))
     return FitResult(
         success=ok, message=(f"closed-loop output error converged ({sol.message.rstrip('.')})" if ok
                              else f"closed-loop output error did not converge: {sol.message}"),

@@ -60,6 +60,7 @@ __all__ = [
     "CORR_LIMIT",
     "correlation_length",
     "serially_correlated",
+    "newey_west_note",
     "SerialBlock",
     "t_quantile",
 ]
@@ -327,6 +328,12 @@ def _block_ranges(block: SerialBlock) -> tuple[tuple[int, int], ...]:
     if len(block) == 2 and all(isinstance(b, (int, np.integer)) for b in block):
         return ((int(block[0]), int(block[1])),)  # type: ignore[arg-type]
     return tuple((int(a), int(b)) for a, b in block)  # type: ignore[misc]
+
+
+def newey_west_note(unc: Uncertainty, residual: str = "residual") -> str:
+    """The warning every estimator gives when its intervals are the Newey–West ones."""
+    return (f"the {residual} is serially correlated (not white): the intervals are Newey–West ones (window"
+            f" {unc.serial_lag} samples), wider than those of independent samples")
 
 
 def serially_correlated(residual: FloatArray, blocks: Sequence[SerialBlock]) -> bool:

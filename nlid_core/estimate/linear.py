@@ -22,7 +22,8 @@ from scipy.linalg.lapack import dtrtrs
 from scipy.optimize import lsq_linear
 
 from ..errors import DataValidationError, ModelSpecError
-from ..identifiability import (column_norms, least_squares_solve, rescale_uncertainty, serially_correlated,
+from ..identifiability import (column_norms, least_squares_solve, newey_west_note, rescale_uncertainty,
+                               serially_correlated,
                                uncertainty_from_jacobian, weak_directions_text)
 from ..models import TermModel
 from ..params import ParameterSet
@@ -226,8 +227,7 @@ def equation_error(
                                       serial_blocks=serial),
             ls.e_free,
         )
-        warns.append(f"the equation error is serially correlated (not white): the intervals are Newey–West ones"
-                     f" (window {unc.serial_lag} samples), wider than those of independent samples")
+        warns.append(newey_west_note(unc, "equation error"))
     estimates, pairs = _flags_and_estimates(model, fitted, unc, active, opts.confidence)
     rfits, metrics = _force_fits(recs_d, phis, scaling, scaling.to_scaled(fitted.values))
     return FitResult(**common, estimates=estimates, uncertainty=unc, weak_directions=weak_directions_text(unc),

@@ -13,7 +13,8 @@ import numpy as np
 from scipy.optimize import OptimizeResult, least_squares
 
 from ..errors import DataValidationError, ModelSpecError
-from ..identifiability import Uncertainty, column_norms, uncertainty_from_jacobian, weak_directions_text
+from ..identifiability import (Uncertainty, column_norms, newey_west_note, uncertainty_from_jacobian,
+                               weak_directions_text)
 from ..metrics import nrmse, rms
 from ..models import TermModel
 from ..params import ParameterSet
@@ -337,8 +338,7 @@ def _uncertainty(prob: _OEProblem, z_hat: FloatArray, r_hat: FloatArray, opts: F
         serial_blocks=prob.serial_blocks() if opts.covariance == "auto" else None, serial_auto=True,
     )
     if unc.serial:
-        warns.append(f"the residual is serially correlated (not white): the intervals are Newey–West ones (window"
-                     f" {unc.serial_lag} samples), wider than those of independent samples")
+        warns.append(newey_west_note(unc))
     check = prob.check_at(z_hat) if opts.substeps is None else None
     if check is not None:  # what the integration error does to an estimate is added to its interval
         half = unc.ci_halfwidth.copy()
