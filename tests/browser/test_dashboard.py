@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .conftest import choose, goto, shot, wait_idle, wait_text
+from .conftest import choose, goto, load_upload, shot, wait_idle, wait_text
 
 PAGES = ["Home", "Data", "Nonlinearity", "Model", "Identify", "Friction & hysteresis", "Validate", "Identifiability",
          "Excitation design", "Export", "Teaching mode"]
@@ -43,9 +43,7 @@ def test_upload_identify_validate(page, tmp_path):  # type: ignore[no-untyped-de
     pd.DataFrame({"time": rec.t, "force": rec.f, "disp": rec.x}).to_csv(path, index=False)
     goto(page, "Data")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    wait_idle(page)
-    page.locator(".st-key-load_upload button").click()
-    wait_idle(page)
+    load_upload(page, "rig:")
     no_exception(page)
     goto(page, "Model")
     no_exception(page)

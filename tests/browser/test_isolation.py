@@ -24,7 +24,7 @@ import pytest
 from tests.crash_files import mat_reader_crash
 from tests.hostile_files import xlsx_dimension_bomb
 
-from .conftest import goto, serve, shot, wait_idle
+from .conftest import goto, load_upload, serve, shot, wait_idle
 
 FAULTS = Path(__file__).resolve().parents[1] / "fault_injection"
 
@@ -80,9 +80,7 @@ def test_crashing_and_bomb_uploads_leave_the_server_and_other_sessions_working(b
 
         # meanwhile B loads its record and identifies a model
         b.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(good))
-        wait_idle(b)
-        b.locator(".st-key-load_upload button").click()
-        wait_idle(b)
+        load_upload(b, "rig:")
         assert _healthy(app_url)
         goto(b, "Identify")
         b.locator(".st-key-run_identification button").click()
