@@ -81,6 +81,12 @@ with st.container(key="results", border=True):
         notes = [n for m in fit.metrics for n in m.notes(fit.model.terms)]
         if notes:
             st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))
+    if fit.baseline_fit:
+        st.caption(f"The linear model this one extends ({esc(','.join(fit.baseline_terms))}), by output error: "
+                   + esc(", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())) + ".")
+    if fit.minima:
+        st.markdown("**Other starts** (the residual is not white, so the fit may have several minima):")
+        tables.show(tables.minima_table(fit), key="minima_table")
     left, right = st.columns(2)
     if fit.uncertainty is not None and len(fit.uncertainty.names) > 1:
         left.plotly_chart(figures.fig_correlation(fit), key="corr_fig")

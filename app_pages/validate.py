@@ -1,8 +1,8 @@
-"""Validate: simulate the active run on a record and compare with the measurement."""
+"""Validate: simulate the active run on a record and compare with the measurement, also inside a position loop."""
 
 import streamlit as st
 
-from app_support import known_answer, state, studies, tables
+from app_support import known_answer, loop_check, state, studies, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -100,3 +100,5 @@ with st.container(key="validation", border=True):
     st.caption(f"Initial state {how}: x0 = {val.x0[0]:.4g} {esc(val.units.get('x', ''), 40)},"
                f" v0 = {val.x0[1]:.4g} {esc(val.units.get('v', ''), 40)}. Residual rms"
                f" {esc(quantity(rms(resid), val.units.get(channel, ''), 4), 40)}.")
+
+loop_check.panel(run.id, fit, recs, name)

@@ -31,7 +31,8 @@ __all__ = ["RECORDS", "CONFIG", "RUNS", "ACTIVE_RUN", "VALIDATIONS", "NOTICE", "
            "STUDIES_COMPARE_RUNS", "STUDIES_BATCH_PARAM", "STUDIES_BATCH_CSV", "STUDIES_BATCH_SPEC",
            "STUDIES_BATCH_UPLOAD", "STUDIES_BATCH_STUDY", "STUDIES_BATCH_RESTART", "STUDIES_BATCH_RUN",
            "STUDIES_BATCH_JOB", "STUDIES_BATCH_RESUME", "STUDIES_BATCH_RESUME_JOB", "VALIDATE_RECORD",
-           "VALIDATE_N_INIT", "VALIDATE_CHANNEL", "VALIDATE_INIT", "IDENT_SENSITIVITY_JOB", "IDENT_PROFILE_PARAM",
+           "VALIDATE_N_INIT", "VALIDATE_CHANNEL", "VALIDATE_INIT", "VALIDATE_LOOP_SPEC", "VALIDATE_LOOP_REFERENCE",
+           "VALIDATE_LOOP_PULSES", "VALIDATE_LOOP_RUN", "VALIDATE_LOOP_JOB", "VALIDATE_LOOP_DOWNLOAD", "LOOP_CHECKS", "IDENT_SENSITIVITY_JOB", "IDENT_PROFILE_PARAM",
            "IDENT_PROFILE_POINTS", "IDENT_RUN_PROFILE", "IDENT_PROFILE_JOB", "IDENT_N_STARTS",
            "IDENT_RUN_MULTISTART", "IDENT_MULTISTART_JOB", "IDENT_LAMBDA_RANGE", "IDENT_RUN_REGULARISATION",
            "IDENT_REGULARISATION_JOB", "IDENT_STRUCTURE_VALIDATION", "IDENT_RUN_STRUCTURE", "IDENT_STRUCTURE_JOB",
@@ -77,6 +78,7 @@ CONFIG = "nlid_model_config"  # ModelConfig
 RUNS = "nlid_runs"  # list[Run]
 ACTIVE_RUN = "nlid_active_run"  # int run id
 VALIDATIONS = "nlid_validations"  # dict[(run id, record name, n_init), ValidationResult]
+LOOP_CHECKS = "nlid_loop_checks"  # dict[(run id, record, reference, pulses, controller), LoopCheck] of Validate
 NOTICE = "nlid_notice"  # (kind, text, markdown) shown once on the next page render
 LINEAR_FIT = "nlid_linear_fit"  # (record content key, FitResult) of the Nonlinearity page's linear model
 REPORT_HTML = "nlid_report_html"  # (run id, html) of the last report built on the Export page
@@ -206,6 +208,12 @@ VALIDATE_RECORD: Final = "val_record"
 VALIDATE_N_INIT: Final = "n_init"
 VALIDATE_CHANNEL: Final = "val_channel"
 VALIDATE_INIT: Final = "val_init"
+VALIDATE_LOOP_SPEC: Final = "val_loop_spec"
+VALIDATE_LOOP_REFERENCE: Final = "val_loop_reference"
+VALIDATE_LOOP_PULSES: Final = "val_loop_pulses"
+VALIDATE_LOOP_RUN: Final = "val_loop_run"
+VALIDATE_LOOP_JOB: Final = "val_loop_job"
+VALIDATE_LOOP_DOWNLOAD: Final = "val_loop_download"
 # Identifiability
 IDENT_SENSITIVITY_JOB: Final = "sensitivity"
 IDENT_PROFILE_PARAM: Final = "profile_param"

@@ -377,6 +377,29 @@ def add_validation(key: tuple[int, str, int], result: ValidationResult) -> None:
         del store[next(iter(store))]
 
 
+#: Closed-loop simulations kept per session (Validate page; oldest dropped first).
+MAX_LOOP_CHECKS = 4
+
+
+def loop_checks_of(run_id: int, record: str) -> list[tuple[tuple[int, str, str, str, str], Any]]:
+    """The closed-loop simulations of run ``run_id`` on ``record`` (key, :class:`~nlid_core.closed_loop.LoopCheck`),
+    oldest first; those of runs no longer kept are dropped."""
+    store: dict[tuple[int, str, str, str, str], Any] = st.session_state.setdefault(LOOP_CHECKS, {})
+    kept = {r.id for r in runs()}
+    for k in [k for k in store if k[0] not in kept]:
+        del store[k]
+    return [(k, v) for k, v in store.items() if k[:2] == (run_id, record)]
+
+
+def add_loop_check(key: tuple[int, str, str, str, str], check: Any) -> None:
+    """Store a closed-loop simulation under (run id, record, reference, pulses, controller text)."""
+    store: dict[tuple[int, str, str, str, str], Any] = st.session_state.setdefault(LOOP_CHECKS, {})
+    store.pop(key, None)
+    store[key] = check
+    while len(store) > MAX_LOOP_CHECKS:
+        del store[next(iter(store))]
+
+
 def linear_fit(rec_key: str) -> FitResult | None:
     """The Nonlinearity page's linear fit of the record with content key ``rec_key``, if any."""
     stored = st.session_state.get(LINEAR_FIT)

@@ -173,6 +173,13 @@ def number_format(frame: pd.DataFrame, fmt: str = "%.4g") -> dict[str, object]:
     return cfg
 
 
+def minima_table(fit: FitResult) -> pd.DataFrame:
+    """Output error from other starts: where each run ended against this fit (:func:`nlid_core.report.minima_rows`)."""
+    from nlid_core.report import minima_rows
+
+    return pd.DataFrame(minima_rows(fit))
+
+
 def show(frame: pd.DataFrame, key: str, fmt: str = "%.4g", *, index: bool = False) -> None:
     """``st.dataframe`` (without the index unless ``index``), numbers formatted with ``fmt``, empty cells
     shown as :data:`EMPTY`."""

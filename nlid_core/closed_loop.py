@@ -43,7 +43,8 @@ from .record import Record
 if TYPE_CHECKING:
     from .estimate.results import FitResult
 
-__all__ = ["ClosedLoopRun", "PositionLoop", "fit_closed_loop", "parse_loop", "relative_error", "simulate_closed_loop"]
+__all__ = ["ClosedLoopRun", "LoopCheck", "PositionLoop", "check_in_loop", "fit_closed_loop", "parse_loop", "relative_error",
+           "simulate_closed_loop"]
 
 FloatArray = NDArray[np.float64]
 
@@ -162,7 +163,8 @@ def relative_error(measured: ArrayLike, simulated: ArrayLike, start: int = 50) -
 
 def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: ArrayLike, reference: ArrayLike,
                          loop: PositionLoop, *, x0: tuple[float, float] | None = None,
-                         pulses: ArrayLike | None = None, command0: float = 0.0) -> ClosedLoopRun:
+                         pulses: ArrayLike | None = None, command0: float = 0.0,
+                         progress: ProgressFn | None = None) -> ClosedLoopRun:
     """Simulate ``model`` inside ``loop`` driven by ``reference`` (see the module notes).
 
     Parameters
@@ -183,6 +185,8 @@ def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: 
         An additive force on the model, held over each interval (the validation record's pulses).
     command0 : float
         The command held before the controller's first output reaches the model (``delay`` > 0).
+    progress : callable or None
+        ``progress("closed-loop", fraction, message)`` about a hundred times over the record.
 
     Raises
     ------
@@ -222,7 +226,10 @@ def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: 
     command, force = np.full(n, np.nan), np.full(n, np.nan)
     q_prev, qf_prev, integral, n_sat = start[0], start[0], 0.0, 0
     success, message, method = True, "closed-loop simulation completed", ""
+    every = max(n // 100, 1)
     for k in range(n):
+        if progress is not None and k % every == 0:
+            progress("closed-loop", k / n, f"sample {k:,} of {n:,}")
         q = float(y[0])
         xs[k], vs[k] = q, float(y[1])
         states[k] = y
@@ -259,6 +266,65 @@ def simulate_closed_loop(model: TermModel, params: ParameterSet | ArrayLike, t: 
                          states={nm: states[:, i] for i, nm in enumerate(names) if nm not in ("x", "v")},
                          command=command, force=force, saturated=n_sat / n, success=success, message=message,
                          method=method)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopCheck:
+    """A model simulated inside the loop against a record: the run and the benchmark's relative errors.
+
+    Attributes
+    ----------
+    record : str
+    loop : PositionLoop
+    run : ClosedLoopRun
+    measured : mapping of str to (n,) ndarray
+        The record's ``x`` (when measured) and ``f``: what the run's position and applied force are compared with.
+    errors : mapping of str to float
+        :func:`relative_error` per channel of ``measured`` (per cent), from sample ``start``.
+    units : mapping of str to str
+        ``t``, ``x`` and ``f`` as the record gives them.
+    start : int
+    """
+
+    record: str
+    loop: PositionLoop
+    run: ClosedLoopRun
+    measured: Mapping[str, FloatArray]
+    errors: Mapping[str, float]
+    units: Mapping[str, str]
+    start: int
+
+    def simulated(self, channel: str) -> FloatArray:
+        """The run's position (``x``) or applied force (``f``)."""
+        return self.run.x if channel == "x" else self.run.force
+
+    def summary(self) -> str:
+        """One line: the loop, the relative errors and how often the output saturated."""
+        loop = self.loop
+        names = {"x": "position", "f": "force"}
+        errors = ", ".join(f"{names[c]} {e:.4g} %" for c, e in self.errors.items())
+        return (f"closed loop (kp {loop.kp:g}, kv {loop.kv:g}, gain {loop.gain:g}, limit {loop.limit:g}, delay"
+                f" {loop.delay}): relative errors from sample {self.start} against the record (the EMPS benchmark's"
+                f" metric, applied force against measured force): {errors}; output saturated at"
+                f" {100 * self.run.saturated:.1f} % of the samples")
+
+
+def check_in_loop(model: TermModel, params: ParameterSet | ArrayLike, record: Record, reference: ArrayLike,
+                  loop: PositionLoop, *, pulses: ArrayLike | None = None, start: int = 50,
+                  progress: ProgressFn | None = None) -> LoopCheck:
+    """Simulate ``model`` inside ``loop`` as the record's axis ran: driven by ``reference``, from the record's first
+    position at rest, the record's first force held until the controller's first output arrives; compare the
+    position and the applied force with the record's (see :class:`LoopCheck`).
+
+    ``pulses`` is an additive force on the model (the validation record's pulses), in the record's force unit.
+    """
+    x0 = (float(record.x[0]), 0.0) if record.x is not None else None
+    run = simulate_closed_loop(model, params, record.t, reference, loop, x0=x0, pulses=pulses,
+                               command0=float(record.f[0]) / loop.gain, progress=progress)
+    measured = {c: np.asarray(v, dtype=np.float64) for c, v in (("x", record.x), ("f", record.f)) if v is not None}
+    errors = {c: relative_error(v, run.x if c == "x" else run.force, start) for c, v in measured.items()}
+    return LoopCheck(record=record.name, loop=loop, run=run, measured=measured, errors=errors,
+                     units={c: record.unit(c) for c in ("t", "x", "f")}, start=start)
 
 
 def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, reference: ArrayLike, loop: PositionLoop,

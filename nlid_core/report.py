@@ -27,7 +27,7 @@ from .validation import ValidationResult
 from .verdict import judge
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text", "covariance_kind",
-           "covariance_text", "minima_lines", "minimum_to_dict"]
+           "covariance_text", "minima_lines", "minima_rows", "minimum_to_dict"]
 
 
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
@@ -97,6 +97,25 @@ def minimum_to_dict(fit: FitResult, m: Minimum) -> dict[str, Any]:
         "validation_fit_percent": {k: finite_or_none(v) for k, v in m.validation_fit.items()},
         "parameters": {e.name: finite_or_none(e.value) for e in m.fit.estimates if e.vary},
     }
+
+
+def minima_rows(fit: FitResult) -> list[dict[str, str]]:
+    """The runs from other starts as table rows (start, outcome, cost ratio, fit, validation fit, parameters),
+    for the Identify page and the HTML report; none when no other start ran."""
+    rows = []
+    for m in fit.minima:
+        ratio = m.fit.cost / fit.cost if fit.cost > 0 else math.nan
+        outcome = ("no minimum reached" if not m.fit.success else "another minimum" if m.distinct
+                   else "the same minimum")
+        rows.append({
+            "start": m.start, "outcome": outcome,
+            "cost ratio": f"{ratio:.6g}" if m.fit.success and math.isfinite(ratio) else "",
+            "fit": ", ".join(f"{c.channel} {c.fit_percent:.2f} %" for c in m.fit.metrics) if m.fit.success else "",
+            "validation fit": ", ".join(f"{k} {v:.2f} %" for k, v in m.validation_fit.items()),
+            "parameters": (", ".join(f"{e.name} {_fmt(e.value)}" for e in m.fit.estimates if e.vary)
+                           if m.fit.success else m.fit.message),
+        })
+    return rows
 
 
 def minima_lines(fit: FitResult) -> list[str]:
@@ -304,6 +323,21 @@ def html_report(
     weak = "".join(f"<li>{escape(w)}</li>" for w in fit.weak_directions)
     warns = "".join(f"<li>{escape(w)}</li>" for w in all_warnings(fit, validations))
     timing = ", ".join(f"{escape(k.removesuffix('_s'))} {1000 * v:.1f} ms" for k, v in fit.timing.items())
+    verdict = judge(fit, validations)
+    because = "".join(f"<li>{escape(r)}</li>" for r in verdict.reasons)
+    advice = "".join(f"<li>Try: {escape(a)}</li>" for a in verdict.advice)
+    verdict_html = (f'<p class="{"" if verdict.ok else "fail"}">Verdict: <b>{escape(verdict.label)}</b></p>'
+                    + (f"<ul>{because}{advice}</ul>" if because or advice else ""))
+    minima = minima_rows(fit)
+    heads = list(minima[0]) if minima else []
+    minima_html = ("<h2>Other starts</h2><p>The residual is not white, so the fit may have several minima; output"
+                   " error was run again from other starts.</p><table><tr>"
+                   + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>"
+                   + "".join("<tr>" + "".join(f"<td>{escape(r[h])}</td>" for h in heads) + "</tr>" for r in minima)
+                   + "</table>") if minima else ""
+    baseline = ("<p>The linear model this one extends (" + escape(",".join(fit.baseline_terms)) + "), by output error: "
+                + escape(", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())) + ".</p>"
+                if fit.baseline_fit else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>
@@ -319,6 +353,7 @@ figure {{ margin: 1rem 0 2rem; }} figcaption {{ color: #52606d; }}
 <p>nlid {escape(__version__)} · method <b>{escape(fit.method)}</b> · terms {escape(", ".join(fit.model.terms))} ·
 records {escape(", ".join(r.name for r in fit.records))}</p>
 <p class="{'' if fit.success else 'fail'}">{escape(fit.message)}</p>
+{verdict_html}
 <h2>Identified equation</h2><code>{escape(fit.equation())}</code>
 <h2>Parameters</h2>
 <table><tr><th>parameter</th><th>value</th><th>± stderr</th><th>{conf} % low</th><th>{conf} % high</th>
@@ -328,6 +363,7 @@ records {escape(", ".join(r.name for r in fit.records))}</p>
 <h2>Fit</h2>
 <table><tr><th>record</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th></tr>{metrics}</table>
 {f"<h3>The residual carries structure</h3><ul>{res_notes}</ul>" if res_notes else ""}
+{baseline}{minima_html}
 {f"<h2>Validation</h2><table><tr><th>record</th><th>data</th><th>channel</th><th>RMSE</th><th>NRMSE</th><th>fit</th><th>residual</th><th>whiteness p (Ljung-Box)</th><th>lags</th><th>initial-state samples</th><th>initial state</th></tr>{vals}</table>" if vals else ""}
 {f"<h2>Figures</h2>{figs}" if figs else ""}
 {f"<h2>Warnings</h2><ul>{warns}</ul>" if warns else ""}

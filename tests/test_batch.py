@@ -150,6 +150,27 @@ def test_bad_specs_name_the_table_and_key(tmp_path: Path, text: str, words: str)
     assert words in str(info.value)
 
 
+@pytest.mark.parametrize("scale", ['scale = "f=35.15N"', '[records.scale]\nf = "0.03515kN"'])
+def test_a_scale_in_the_spec_turns_volts_into_newtons(tmp_path: Path, scale: str) -> None:
+    from nlid_core.io import load_record
+
+    vir = np.sin(np.arange(40.0))
+    (tmp_path / "axis.csv").write_text("time,vir,pos\n" + "".join(f"{i * 1e-3!r},{float(v)!r},{i}\n" for i, v in enumerate(vir)))
+    spec = parse_spec(f'kind = "grid"\n[records]\nfiles = ["axis.csv"]\ncolumns = "t=time,f=vir,x=pos"\nunits = "x=mm"\n'
+                      f'{scale}\n[[variant]]\nlabel = "a"\nterms = "m0,k1"', base_dir=tmp_path)
+    assert spec.grid is not None
+    src = spec.grid.records
+    assert dict(src.units or {}) == {"x": "mm", "f": repr(35.15)}
+    rec = load_record(src.files[0], columns=src.columns, units=src.units)
+    assert np.allclose(rec.f, 35.15 * vir) and np.allclose(rec.x, np.arange(40) * 1e-3)
+    with pytest.raises(ModelSpecError, match="both `units` and `scale`"):
+        parse_spec('kind = "grid"\n[records]\nfiles = ["axis.csv"]\nunits = "f=kN"\nscale = "f=35.15N"\n'
+                   '[[variant]]\nlabel = "a"\nterms = "m0,k1"', base_dir=tmp_path)
+    with pytest.raises(DataValidationError, match="positive factor"):
+        parse_spec('kind = "grid"\n[records]\nfiles = ["axis.csv"]\nscale = "f=-3N"\n'
+                   '[[variant]]\nlabel = "a"\nterms = "m0,k1"', base_dir=tmp_path)
+
+
 def test_spec_size_is_bounded(tmp_path: Path) -> None:
     p = tmp_path / "big.toml"
     p.write_text('kind = "grid"\n' + "# padding\n" * 30_000)

@@ -338,3 +338,17 @@ def test_design_comparison_draws_undetermined_parameters_at_the_cap():
     bars = fig_design_comparison([pred]).data[0]
     assert list(bars.y) == pytest.approx([2.0, 1e4])
     assert list(bars.text) == ["", ">10000"]
+
+
+def test_closed_loop_figure_labels_the_record_units_and_shows_the_position_error():
+    t = np.arange(200) / 1000.0
+    ref = 0.01 * np.sin(2 * np.pi * t)
+    fig = F.fig_closed_loop(t, ref, {"x": ref, "f": np.cos(t)}, {"x": ref + 1e-5, "f": np.cos(t) + 0.1},
+                                  units={"t": "s", "x": "mm", "f": "kN"}, name="<axis>")
+    names = [tr.name for tr in fig.data]
+    assert names == ["reference", "measured", "simulated in the loop", "position error", "measured force",
+                     "applied force, simulated"]
+    assert np.allclose(fig.data[3].y, 1e-5)
+    titles = [fig.layout[a].title.text for a in ("yaxis", "yaxis2", "yaxis3")]
+    assert titles == ["displacement [mm]", "simulated − measured [mm]", "force [kN]"]
+    assert "&lt;axis&gt;" in fig.layout.title.text

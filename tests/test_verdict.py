@@ -148,6 +148,13 @@ def test_another_minimum_as_good_as_the_fit_makes_it_untrustworthy(good_fit):
     assert "from free parameters × 2: ANOTHER MINIMUM, cost ×1" in text and "validation val x 91.50 %" in text
     doc = result_to_dict(fit)["minima"]
     assert [m["distinct"] for m in doc] == [False, True] and doc[1]["validation_fit_percent"] == {"val x": 91.5}
+    from nlid_core.report import html_report, minima_rows
+
+    rows = minima_rows(fit)  # the Identify page's table and the HTML report's
+    assert [r["outcome"] for r in rows] == ["the same minimum", "another minimum"]
+    assert rows[1]["validation fit"] == "val x 91.50 %" and "k1 " in rows[1]["parameters"]
+    page = html_report(fit)
+    assert "<h2>Other starts</h2>" in page and "another minimum" in page and "Verdict: <b>UNTRUSTWORTHY</b>" in page
 
 
 def test_multi_dof_intervals_survive_coloured_noise():
@@ -215,6 +222,10 @@ def test_worse_than_the_linear_model_it_extends_is_a_failed_fit(good_fit):
     assert v.status == FAILED and any("worse than the linear model it extends (m0,c1,k1,f0: fit 95.4 %)" in r
                                       for r in v.reasons), v.reasons
     assert "The linear model this one extends (m0,c1,k1,f0), by output error" in format_report(poor)
+    from nlid_core.report import html_report
+
+    page = html_report(poor)
+    assert "Verdict: <b>FAILED</b>" in page and "The linear model this one extends (m0,c1,k1,f0)" in page
     assert result_to_dict(poor)["baseline"] == {"terms": ["m0", "c1", "k1", "f0"], "fit_percent": {key: 95.4}}
     close = dataclasses.replace(poor, metrics=(dataclasses.replace(m, fit_percent=94.9),))
     assert not any("linear model" in r for r in judge(close).reasons)

@@ -18,7 +18,7 @@ from .fields import _boolean, _number, _string, _strings, _table, _unknown
 __all__ = ["GLOB_ENTRIES_ENV", "MAX_FILES", "RecordSource"]
 
 #: The keys of a ``[records]`` table.
-_RECORD_KEYS = {"files", "columns", "units", "fs", "resample", "rows", "lowpass"}
+_RECORD_KEYS = {"files", "columns", "units", "scale", "fs", "resample", "rows", "lowpass"}
 
 
 #: Most directory entries the file patterns of one spec may visit.
@@ -40,7 +40,9 @@ class RecordSource:
     patterns : tuple of str
         As written in the spec.
     columns, units : str, mapping or None
-        ``--columns`` / ``--units`` text or a table channel -> column / unit.
+        ``--columns`` / ``--units`` text or a table channel -> column / unit. A ``scale`` (``"f=35.15N"``, or
+        the table ``[records.scale]`` with ``f = "35.15N"``: a drive gain from volts to newtons) is merged
+        into ``units`` as each channel's factor to SI, as ``--scale`` is on the command line.
     fs : float or None, Hz
     resample : bool
     rows : str or None
@@ -182,6 +184,8 @@ def _records(data: Any, base_dir: Path, outside: bool = False) -> RecordSource:
                            for k, v in val.items()}
             else:
                 kw[key] = _string(val, "[records]", key)
+    if "scale" in tab:
+        kw["units"] = _with_scale(kw.get("units"), tab["scale"])
     if "fs" in tab:
         kw["fs"] = _number(tab["fs"], "[records]", "fs", positive=True)
     if "resample" in tab:
@@ -191,3 +195,20 @@ def _records(data: Any, base_dir: Path, outside: bool = False) -> RecordSource:
     if "lowpass" in tab:
         kw["lowpass"] = _number(tab["lowpass"], "[records]", "lowpass", positive=True)
     return RecordSource(files=tuple(files), patterns=patterns, **kw)
+
+
+def _with_scale(units: str | Mapping[str, str] | None, scale: Any) -> dict[str, str]:
+    """``units`` with the channels of a ``scale`` entry added as factors to SI; a channel in both is refused."""
+    from ..io import parse_scale_spec, parse_units_spec
+
+    if isinstance(scale, Mapping):
+        text = ",".join(f"{_string(k, '[records]', 'scale', limit=64)}={_string(v, '[records]', f'scale.{k}', limit=64)}"
+                        for k, v in scale.items())
+    else:
+        text = _string(scale, "[records]", "scale", limit=400)
+    factors = parse_scale_spec(text)
+    given = parse_units_spec(units) if isinstance(units, str) else dict(units or {})
+    both = sorted(set(factors) & set(given))
+    if both:
+        raise ModelSpecError(f"[records] gives `{both[0]}` in both `units` and `scale`: `scale` already sets its unit")
+    return {**given, **factors}

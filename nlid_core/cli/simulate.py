@@ -220,14 +220,12 @@ def closed_loop_run(model: TermModel, record: Record, reference: Record, pulses:
     """``model`` inside the loop of ``spec`` (:func:`nlid_core.closed_loop.parse_loop`), driven by the displacement
     of ``reference`` (the reference column loaded as ``x``) and the force of ``pulses``; the columns to write
     and a line with the benchmark's relative errors against ``record``'s measured displacement and force."""
-    from ..closed_loop import parse_loop, relative_error, simulate_closed_loop
+    from ..closed_loop import check_in_loop, parse_loop
     from ..terms.units import ACCELERATION, format_unit
 
-    loop = parse_loop(spec)
-    run = simulate_closed_loop(model, params, record.t, reference.x, loop,
-                               x0=(float(record.x[0]), 0.0) if record.x is not None else None,
-                               pulses=None if pulses is None else pulses.f,
-                               command0=float(record.f[0]) / loop.gain)
+    check = check_in_loop(model, params, record, reference.x, parse_loop(spec),
+                          pulses=None if pulses is None else pulses.f)
+    run = check.run
     fu, xu = record.unit("f"), record.unit("x")
     units = {"t": record.unit("t"), "r": xu, "f": fu, "u": "controller", **model.state_units(fu, xu),
              "a": format_unit(ACCELERATION, fu, xu)}
@@ -235,12 +233,5 @@ def closed_loop_run(model: TermModel, record: Record, reference: Record, pulses:
                "a": run.a}
     out = SimulatedRun(columns={f"{n} [{units[n]}]": np.asarray(v, dtype=np.float64) for n, v in columns.items()},
                        success=run.success, message=run.message, method=run.method)
-    errors = []
-    if record.x is not None:
-        errors.append(f"position {relative_error(record.x, run.x):.4g} %")
-    errors.append(f"force {relative_error(record.f, run.force):.4g} %")
-    line = (f"closed loop (kp {loop.kp:g}, kv {loop.kv:g}, gain {loop.gain:g}, limit {loop.limit:g}, delay"
-            f" {loop.delay}): relative errors from sample 50 against the record (the EMPS benchmark's metric, applied"
-            f" force against measured force): {', '.join(errors)}; output saturated at {100 * run.saturated:.1f} % of"
-            " the samples")
+    line = check.summary()
     return out, line

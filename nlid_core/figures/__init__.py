@@ -46,7 +46,7 @@ from .evidence import (
     fig_spectrogram,
     fig_spectrum,
 )
-from .fits import fig_fit, fig_fit_spectrum, fig_residual_acf, fig_residual_spectrum
+from .fits import fig_closed_loop, fig_fit, fig_fit_spectrum, fig_residual_acf, fig_residual_spectrum
 from .multibody import (
     fig_interval_bounds,
     fig_pendulum_animation,
@@ -69,6 +69,7 @@ __all__ = [
     "fig_harmonics",
     "fig_frf_overlay",
     "fig_correlation",
+    "fig_closed_loop",
     "fig_fit",
     "fig_fit_spectrum",
     "fig_residual_spectrum",

@@ -1,5 +1,5 @@
-"""Figures of fit and validation results: measured against simulated signals, their spectra, and the
-residual's spectrum and autocorrelation."""
+"""Figures of fit and validation results: measured against simulated signals (also inside a position loop),
+their spectra, and the residual's spectrum and autocorrelation."""
 
 from __future__ import annotations
 
@@ -150,6 +150,54 @@ def fig_fit(
     fig.update_yaxes(title_text=_label(f"residual ({sig.verb} − measured)", sig.unit), row=2, col=1)
     fig.update_xaxes(title_text=_label("time", sig.units.get("t", "s")), row=2, col=1)
     return _finish(fig, f"{sig.name}: measured vs {sig.verb} {_channel_name(sig.channel)}", rows=2)
+
+
+def fig_closed_loop(
+    t: ArrayLike,
+    reference: ArrayLike,
+    measured: Mapping[str, ArrayLike],
+    simulated: Mapping[str, ArrayLike],
+    *,
+    units: Mapping[str, str],
+    name: str,
+    max_points: int = 4000,
+) -> go.Figure:
+    """A model simulated inside a position loop against the record: the position (with the loop's reference)
+    on top, its error below it, the applied force against the measured force at the bottom.
+
+    Parameters
+    ----------
+    t, reference : (n,) array_like
+    measured, simulated : mapping of str to (n,) array_like
+        ``x`` and ``f``; a channel missing from ``measured`` is drawn simulated only.
+    units : mapping of str to str
+        ``t``, ``x`` and ``f``.
+    name : str
+        The record's name (user data: escaped).
+    """
+    mp = _check_max_points(max_points)
+    tt = _as_signal("t", t)
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.05, row_heights=[0.4, 0.2, 0.4])
+    hover = {c: f"%{{y:.4g}} {_text(units.get(c, SI_UNITS[c]))} at %{{x:.4g}} {_text(units.get('t', 's'))}"
+             for c in ("x", "f")}
+    x_meas = measured.get("x")
+    error = None if x_meas is None else _as_signal("x", simulated["x"]) - _as_signal("x", x_meas)
+    traces = [(1, "x", reference, "reference", "#999", "dot"), (1, "x", x_meas, "measured", "#333", "solid"),
+              (1, "x", simulated["x"], "simulated in the loop", COLORS[1], "dash"),
+              (2, "x", error, "position error", COLORS[0], "solid"),
+              (3, "f", measured.get("f"), "measured force", "#777", "solid"),
+              (3, "f", simulated["f"], "applied force, simulated", COLORS[1], "dash")]
+    for row, c, y, label, color, dash in traces:
+        if y is None:
+            continue
+        td, yd = decimate_for_plot(tt, _as_signal(label, y), mp)
+        fig.add_trace(go.Scatter(x=td, y=yd, mode="lines", name=label, line={"color": color, "width": 1.2, "dash": dash},
+                                 hovertemplate=hover[c]), row=row, col=1)
+    fig.update_yaxes(title_text=_label("displacement", units.get("x", SI_UNITS["x"])), row=1, col=1)
+    fig.update_yaxes(title_text=_label("simulated − measured", units.get("x", SI_UNITS["x"])), row=2, col=1)
+    fig.update_yaxes(title_text=_label("force", units.get("f", SI_UNITS["f"])), row=3, col=1)
+    fig.update_xaxes(title_text=_label("time", units.get("t", "s")), row=3, col=1)
+    return _finish(fig, f"{name}: simulated inside the position loop", rows=3)
 
 
 def fig_fit_spectrum(

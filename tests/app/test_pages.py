@@ -331,3 +331,41 @@ def test_teaching_mode_names_no_structure_before_the_reveal():
     assert "predicted relative standard errors of the linear coefficients" in steps_1_to_3
     assert not any(w in steps_1_to_3 for w in ("coulomb", "friction", "**fc**"))
     # step 4 (what the evidence finds, without the answer) and the reveal: the browser test walks every system
+
+
+def test_validate_simulates_the_run_inside_the_position_loop():
+    """A drive axis simulated in its PD loop is identified from its record; on the Validate page the model inside
+    the same loop, driven by the reference record, reproduces position and force; a bad controller is one error."""
+    from nlid_core.closed_loop import PositionLoop, simulate_closed_loop
+    from nlid_core.models import TermModel
+    from nlid_core.record import Record
+
+    model = TermModel(("m0", "c1", "fc", "f0"))
+    truth = model.default_parameters().with_values({"m0": 95.0, "c1": 200.0, "fc": 20.0, "f0": -3.0})
+    t = np.arange(3000) / 1000.0
+    ref = 0.01 * (1 - np.cos(np.pi * t)) + 0.002 * np.sin(6 * np.pi * t)
+    loop = "kp=160.18,kv=243.45,gain=35.15,limit=10,delay=1"
+    sim = simulate_closed_loop(model, truth, t, ref, PositionLoop(kp=160.18, kv=243.45, gain=35.15, limit=10.0))
+    rng = np.random.default_rng(3)
+    axis = Record(name="axis", t=t, f=sim.force + rng.normal(0, 1.0, t.size), x=sim.x + rng.normal(0, 1e-6, t.size))
+    at = fresh()
+    at.session_state[state.RECORDS] = {"axis": axis, "qg": Record(name="qg", t=t, f=np.zeros(t.size), x=ref)}
+    go(at, "model")
+    at.multiselect(key="terms").set_value(["m0", "c1", "fc", "f0"]).run()
+    go(at, "identify")
+    at.button(key="run_identification").click().run()
+    assert not at.exception and at.session_state[state.RUNS][-1].result.success
+    go(at, "validate")
+    at.selectbox(key="val_record").set_value("axis").run()
+    at.selectbox(key="val_loop_reference").set_value("qg").run()
+    at.text_input(key="val_loop_spec").set_value("kp=160.18,kv=fast,gain=35.15").run()
+    at.button(key="val_loop_run").click().run()
+    assert not at.exception and any("kv" in e.value and "needs a number" in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input(key="val_loop_spec").set_value(loop).run()
+    at.button(key="val_loop_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (key, check), = at.session_state[state.LOOP_CHECKS].items()
+    assert key[1:] == ("axis", "qg", "none", loop) and check.run.success
+    # the noise sets the force error (1 N on a force of ~20 N rms); the position follows to a fraction of a per cent
+    assert check.errors["x"] < 0.5 and check.errors["f"] < 10, check.errors
+    assert any("position" in m.value and "force" in m.value for m in at.markdown)

@@ -1,0 +1,97 @@
+"""The Validate page's closed-loop panel: the active run's model simulated inside a position loop (a drive axis
+as it ran on the rig), driven by a reference record, against the validation record's position and force.
+
+The reference is a record of its own: the same file loaded again on the Data page with its reference column
+mapped as the displacement (``x=qg``), as ``simulate --closed-loop --reference qg`` reads it on the command line.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from nlid_core import figures
+from nlid_core.closed_loop import LOOP_KEYS, LoopCheck, check_in_loop, parse_loop
+from nlid_core.errors import NlidError
+from nlid_core.estimate import FitResult
+from nlid_core.record import Record
+
+from . import jobs, state
+from .text import esc
+
+NO_PULSES = "none"
+EXAMPLE = "kp=160.18,kv=243.45,gain=35.15,limit=10,delay=1"
+
+
+def _partners(recs: dict[str, Record], name: str) -> list[str]:
+    """Records sampled at the same times as ``name``: the ones that can be its reference or its pulses."""
+    rec = recs[name]
+    return [n for n, r in recs.items() if n != name and r.n == rec.n and abs(float(r.t[0] - rec.t[0])) < 1e-9
+            and abs(float(r.t[-1] - rec.t[-1])) <= 1e-6 * max(abs(float(rec.t[-1])), 1.0)]
+
+
+def frame(check: LoopCheck) -> pd.DataFrame:
+    """The simulation as a table, each column named with its unit."""
+    run, u = check.run, check.units
+    cols = {f"t [{u['t']}]": run.t, f"reference [{u['x']}]": run.reference, f"x simulated [{u['x']}]": run.x,
+            f"f applied [{u['f']}]": run.force, "controller output": run.command}
+    cols.update({f"{c} measured [{u[c]}]": v for c, v in check.measured.items()})
+    return pd.DataFrame(cols)
+
+
+def panel(run_id: int, fit: FitResult, recs: dict[str, Record], name: str) -> None:
+    """The expander on the Validate page (see the module notes)."""
+    with st.expander("Inside the position loop (a drive axis under position control)",
+                     expanded=bool(state.loop_checks_of(run_id, name))):
+        partners = _partners(recs, name)
+        if not partners:
+            st.info(f"To simulate the model inside its position controller, load the file of {esc(name)} again on"
+                    " the Data page with its position reference as the displacement (e.g. columns `x=qg`), with the"
+                    " same units. It then appears here as the reference.")
+            return
+        c1, c2 = st.columns(2)
+        spec = c1.text_input(
+            "Controller", key=state.VALIDATE_LOOP_SPEC, placeholder=EXAMPLE,
+            help="KEY=VALUE pairs, as `simulate --closed-loop`: " + "; ".join(f"{k}: {v}" for k, v in LOOP_KEYS.items())
+                 + f". The EMPS axis: {EXAMPLE} (force in N).")
+        ref = c2.selectbox("Position reference", partners, key=state.VALIDATE_LOOP_REFERENCE,
+                           help="A record whose displacement is the loop's reference, sampled as this one.")
+        pulses = c2.selectbox("Additive force", [NO_PULSES] + [p for p in partners if p != ref],
+                              key=state.VALIDATE_LOOP_PULSES,
+                              help="A record whose force is added to the controller's (the pulses of a validation"
+                                   " record), in this record's force unit.")
+        rec, reference = recs[name], recs[ref]
+        if st.button("Simulate in the loop", key=state.VALIDATE_LOOP_RUN, disabled=not spec.strip()):
+            try:
+                loop = parse_loop(spec)
+                if reference.unit("x") != rec.unit("x"):
+                    raise NlidError(f"the reference {ref} is in {reference.unit('x')} and {name} in {rec.unit('x')}:"
+                                    " load both with the same units")
+                extra = None if pulses == NO_PULSES else recs[pulses]
+                if extra is not None and extra.unit("f") != rec.unit("f"):
+                    raise NlidError(f"the pulses of {pulses} are in {extra.unit('f')} and {name}'s force in"
+                                    f" {rec.unit('f')}: load both with the same units")
+                check = jobs.run("closed-loop simulation", check_in_loop, (fit.model, fit.parameters, rec, reference.x,
+                                 loop), {"pulses": None if extra is None else extra.f}, key=state.VALIDATE_LOOP_JOB,
+                                 progress_arg="progress")
+            except (NlidError, jobs.JobError) as exc:
+                st.error(f"The closed-loop simulation could not run: {esc(exc)}. Earlier results are kept.")
+            else:
+                state.add_loop_check((run_id, name, ref, pulses, spec.strip()), check)
+        shown = state.loop_checks_of(run_id, name)
+        if not shown:
+            return
+        key, check = shown[-1]
+        if not check.run.success:
+            st.error(f"Inside the loop: {esc(check.run.message)}")
+        names = {"x": "position", "f": "force"}
+        st.markdown("**Relative errors** from sample {} (the EMPS benchmark's metric, the applied force against the"
+                    " measured one): {}; the controller output saturated at {:.1f} % of the samples.".format(
+                        check.start, ", ".join(f"{names[c]} **{e:.4g} %**" for c, e in check.errors.items()),
+                        100 * check.run.saturated))
+        st.caption(f"Reference {esc(key[2])}, additive force {esc(key[3])}, controller {esc(key[4], 200)}.")
+        st.plotly_chart(figures.fig_closed_loop(check.run.t, check.run.reference, check.measured,
+                                                {"x": check.run.x, "f": check.run.force}, units=check.units,
+                                                name=name), key="val_loop_fig")
+        st.download_button("Closed-loop simulation (CSV)", frame(check).to_csv(index=False).encode(),
+                           file_name=f"{name}-closed-loop.csv", mime="text/csv", key=state.VALIDATE_LOOP_DOWNLOAD)
