@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from app_support import jobs, known_answer, state, study_actions, tables
+from app_support import jobs, known_answer, loop_check, state, study_actions, tables
 from app_support.text import esc
 from nlid_core import figures
 from nlid_core.errors import NlidError
@@ -43,6 +43,8 @@ if st.button("Run identification", key=state.IDENTIFY_RUN, type="primary", disab
             if earlier:
                 state.set_active_run(earlier[-1].id)
 
+loop_check.identify_panel(cfg, recs)
+
 run = state.active_run()
 if run is None:
     st.info("No run yet: press **Run identification**.")
@@ -76,8 +78,9 @@ with st.container(key="results", border=True):
     if fit.warnings:  # one box, not one per note
         st.info("**Notes on this fit:**\n" + "\n".join(f"- {esc(w, 1000)}" for w in dict.fromkeys(fit.warnings)))
     if fit.metrics:
-        tables.show(tables.metrics_table(fit.metrics), key="metrics_table")
-        st.caption(known_answer.whiteness_note(fit.metrics, initial_state=known_answer.fit_state_text(fit)))
+        tables.show(tables.metrics_table(fit.metrics, closed_loop=fit.method == "closed-loop"), key="metrics_table")
+        st.caption(known_answer.whiteness_note(fit.metrics, initial_state=known_answer.fit_state_text(fit),
+                                               closed_loop=fit.method == "closed-loop"))
         notes = [n for m in fit.metrics for n in m.notes(fit.model.terms)]
         if notes:
             st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))

@@ -135,15 +135,20 @@ def fit_state_text(fit: FitResult, record: str | None = None) -> str:
 
 
 def whiteness_note(metrics: Sequence[ChannelMetrics], *, initial_state: str = "estimated with the parameters",
-                   start: int = 0) -> str:
+                   start: int = 0, closed_loop: bool = False) -> str:
     """One line saying which residual each whiteness test tested, over how many lags, from which sample.
 
     ``initial_state`` says how the simulation's initial state was set (it colours a simulation error when it
-    is off); ``start`` is the first sample scored.
+    is off); ``start`` is the first sample scored; ``closed_loop`` for a fit inside a position loop, whose
+    position and force are both simulated in the loop.
     """
-    kinds = sorted({residual_kind(m.channel) for m in metrics})
     lags = sorted({m.whiteness.lags for m in metrics})
     lag_text = f"lags 1-{lags[0]}" if len(lags) == 1 else "lags " + ", ".join(f"1-{k}" for k in lags)
+    if closed_loop:
+        return (f"Whiteness: Ljung-Box test of the closed-loop errors over {lag_text}: the position and the applied"
+                " force simulated inside the loop from the reference, against the measured ones; p < 0.01 reads as"
+                " not white.")
+    kinds = sorted({residual_kind(m.channel) for m in metrics})
     text = (f"Whiteness: Ljung-Box test of the {' and the '.join(kinds)} over {lag_text}"
             f"{f' from sample {start}' if start else ''}; p < 0.01 reads as not white.")
     if "simulation error" in kinds:

@@ -1,5 +1,6 @@
-"""The Validate page's closed-loop panel: the active run's model simulated inside a position loop (a drive axis
-as it ran on the rig), driven by a reference record, against the validation record's position and force.
+"""The closed-loop panels: on the Validate page the active run's model simulated inside a position loop (a drive
+axis as it ran on the rig), driven by a reference record, against the validation record's position and force;
+on the Identify page the model fitted inside that loop (``identify --closed-loop``).
 
 The reference is a record of its own: the same file loaded again on the Data page with its reference column
 mapped as the displacement (``x=qg``), as ``simulate --closed-loop --reference qg`` reads it on the command line.
@@ -7,16 +8,19 @@ mapped as the displacement (``x=qg``), as ``simulate --closed-loop --reference q
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import streamlit as st
 
 from nlid_core import figures
-from nlid_core.closed_loop import LOOP_KEYS, LoopCheck, check_in_loop, parse_loop
+from nlid_core.closed_loop import LOOP_KEYS, LoopCheck, check_in_loop, identify_in_loop, parse_loop
 from nlid_core.errors import NlidError
 from nlid_core.estimate import FitResult
 from nlid_core.record import Record
 
 from . import jobs, state
+from .session_types import ModelConfig
 from .text import esc
 
 NO_PULSES = "none"
@@ -28,6 +32,57 @@ def _partners(recs: dict[str, Record], name: str) -> list[str]:
     rec = recs[name]
     return [n for n, r in recs.items() if n != name and r.n == rec.n and abs(float(r.t[0] - rec.t[0])) < 1e-9
             and abs(float(r.t[-1] - rec.t[-1])) <= 1e-6 * max(abs(float(rec.t[-1])), 1.0)]
+
+
+def _spec_input(key: str, where: st.delta_generator.DeltaGenerator) -> str:
+    return where.text_input(
+        "Controller", key=key, placeholder=EXAMPLE,
+        help="KEY=VALUE pairs, as `simulate --closed-loop`: " + "; ".join(f"{k}: {v}" for k, v in LOOP_KEYS.items())
+             + f". The EMPS axis: {EXAMPLE} (force in N).")
+
+
+def _no_reference(name: str) -> None:
+    st.info(f"To use the position loop, load the file of {esc(name)} again on the Data page with its position"
+            " reference as the displacement (e.g. columns `x=qg`), with the same units. It then appears here as"
+            " the reference.")
+
+
+def identify_panel(cfg: ModelConfig, recs: dict[str, Record]) -> None:
+    """The Identify page's expander: output error inside the loop, from the equation-error estimate (from the
+    configured values when the method is output error), on the one record to fit; a run like any other."""
+    with st.expander("Fit inside the position loop (a drive axis under position control)"):
+        if len(cfg.fit_records) != 1 or cfg.fit_records[0] not in recs:
+            st.info("The loop fit takes one record: choose one record to fit on the Model page.")
+            return
+        name = cfg.fit_records[0]
+        partners = _partners(recs, name)
+        if not partners:
+            _no_reference(name)
+            return
+        c1, c2 = st.columns(2)
+        spec = _spec_input(state.IDENTIFY_LOOP_SPEC, c1)
+        ref = c2.selectbox("Position reference", partners, key=state.IDENTIFY_LOOP_REFERENCE,
+                           help="A record whose displacement is the loop's reference, sampled as this one.")
+        st.caption(f"Fits {esc(name)}'s displacement and force, each relative to its size, with the model inside the"
+                   " loop driven by the reference; starts from the equation-error estimate (from the Model page's"
+                   " values when the method is output error). Each evaluation is one closed-loop simulation, so this"
+                   " takes a while on a long record.")
+        if st.button("Fit in the loop", key=state.IDENTIFY_LOOP_RUN, disabled=not spec.strip()):
+            rec, reference = recs[name], recs[ref]
+            start = time.perf_counter()
+            try:
+                loop = parse_loop(spec)
+                if reference.unit("x") != rec.unit("x"):
+                    raise NlidError(f"the reference {ref} is in {reference.unit('x')} and {name} in {rec.unit('x')}:"
+                                    " load both with the same units")
+                result = jobs.run("closed-loop fit", identify_in_loop, (rec, cfg.model, cfg.params, reference.x, loop,
+                                  cfg.options), key=state.IDENTIFY_LOOP_JOB, progress_arg="progress")
+            except (NlidError, jobs.JobError) as exc:
+                st.error(f"The closed-loop fit could not run: {esc(exc)}. Earlier results are kept.")
+            else:
+                run = state.add_run(cfg, result, time.perf_counter() - start)
+                if not result.success:
+                    st.error(f"Run #{run.id} failed: {esc(result.message)}. Earlier results are kept.")
 
 
 def frame(check: LoopCheck) -> pd.DataFrame:
@@ -45,15 +100,10 @@ def panel(run_id: int, fit: FitResult, recs: dict[str, Record], name: str) -> No
                      expanded=bool(state.loop_checks_of(run_id, name))):
         partners = _partners(recs, name)
         if not partners:
-            st.info(f"To simulate the model inside its position controller, load the file of {esc(name)} again on"
-                    " the Data page with its position reference as the displacement (e.g. columns `x=qg`), with the"
-                    " same units. It then appears here as the reference.")
+            _no_reference(name)
             return
         c1, c2 = st.columns(2)
-        spec = c1.text_input(
-            "Controller", key=state.VALIDATE_LOOP_SPEC, placeholder=EXAMPLE,
-            help="KEY=VALUE pairs, as `simulate --closed-loop`: " + "; ".join(f"{k}: {v}" for k, v in LOOP_KEYS.items())
-                 + f". The EMPS axis: {EXAMPLE} (force in N).")
+        spec = _spec_input(state.VALIDATE_LOOP_SPEC, c1)
         ref = c2.selectbox("Position reference", partners, key=state.VALIDATE_LOOP_REFERENCE,
                            help="A record whose displacement is the loop's reference, sampled as this one.")
         pulses = c2.selectbox("Additive force", [NO_PULSES] + [p for p in partners if p != ref],

@@ -80,14 +80,17 @@ def parameter_table(fit: FitResult) -> pd.DataFrame:
 WHITENESS_P = "whiteness p (Ljung-Box)"
 
 
-def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics]) -> pd.DataFrame:
-    """One row per scored channel: which residual (``metrics.residual_kind``), its size (in a readable prefix of
-    the record's unit), and its whiteness test with the number of lags it sums over."""
+def metrics_table(metrics: tuple[ChannelMetrics, ...] | list[ChannelMetrics], *,
+                  closed_loop: bool = False) -> pd.DataFrame:
+    """One row per scored channel: which residual (``metrics.residual_kind``, or the closed-loop error of a fit
+    inside a position loop), its size (in a readable prefix of the record's unit), and its whiteness test with
+    the number of lags it sums over."""
     rows = []
     for m in metrics:
         rmse, unit = prefixed(m.rmse, m.unit)
+        kind = "closed-loop error" if closed_loop else residual_kind(m.channel)
         rows.append({
-            "record": m.record, "channel": m.channel, "residual": residual_kind(m.channel), "RMSE": rmse,
+            "record": m.record, "channel": m.channel, "residual": kind, "RMSE": rmse,
             "unit": unit_text(unit), "NRMSE": m.nrmse, "fit [%]": finite_or_none(m.fit_percent),
             WHITENESS_P: finite_or_none(m.whiteness.p_value), "lags": m.whiteness.lags,
             "input-residual corr. outside band [%]": finite_or_none(100 * m.input_xcorr_fraction_outside),

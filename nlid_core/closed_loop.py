@@ -41,10 +41,11 @@ from .progress import ProgressFn
 from .record import Record
 
 if TYPE_CHECKING:
+    from .estimate.options import FitOptions
     from .estimate.results import FitResult
 
-__all__ = ["ClosedLoopRun", "LoopCheck", "PositionLoop", "check_in_loop", "fit_closed_loop", "parse_loop", "relative_error",
-           "simulate_closed_loop"]
+__all__ = ["ClosedLoopRun", "LoopCheck", "PositionLoop", "check_in_loop", "fit_closed_loop", "identify_in_loop",
+           "parse_loop", "relative_error", "simulate_closed_loop"]
 
 FloatArray = NDArray[np.float64]
 
@@ -430,3 +431,21 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
         stages={"closed-loop": fitted.as_dict()}, warnings=tuple(warns),
         options=FitOptions(method="output-error", confidence=confidence),
     )
+
+
+def identify_in_loop(record: Record, model: TermModel, params: ParameterSet, reference: ArrayLike, loop: PositionLoop,
+                     options: FitOptions, *, progress: ProgressFn | None = None) -> FitResult:
+    """What ``identify --closed-loop`` and the Identify page's loop fit run: the equation-error estimate of
+    ``record`` as the start (unless ``options.method`` is output error: then ``params`` as given, fixed values and
+    bounds kept either way), then :func:`fit_closed_loop` driven by ``reference``."""
+    import dataclasses
+
+    from .estimate import identify
+
+    start = params
+    if options.method != "output-error":
+        if progress is not None:
+            progress("equation-error", 0.0, "the equation-error estimate, the start inside the loop")
+        ee = identify([record], model, params=params, options=dataclasses.replace(options, method="equation-error"))
+        start = params.with_values(ee.parameters.values, clip=True)
+    return fit_closed_loop(model, start, record, reference, loop, confidence=options.confidence, progress=progress)

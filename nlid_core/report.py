@@ -109,7 +109,7 @@ def minima_rows(fit: FitResult) -> list[dict[str, str]]:
                    else "the same minimum")
         rows.append({
             "start": m.start, "outcome": outcome,
-            "cost ratio": f"{ratio:.6g}" if m.fit.success and math.isfinite(ratio) else "",
+            "cost ratio": f"×{ratio:.6g}" if m.fit.success and math.isfinite(ratio) else "",
             "fit": ", ".join(f"{c.channel} {c.fit_percent:.2f} %" for c in m.fit.metrics) if m.fit.success else "",
             "validation fit": ", ".join(f"{k} {v:.2f} %" for k, v in m.validation_fit.items()),
             "parameters": (", ".join(f"{e.name} {_fmt(e.value)}" for e in m.fit.estimates if e.vary)

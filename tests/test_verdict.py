@@ -151,7 +151,7 @@ def test_another_minimum_as_good_as_the_fit_makes_it_untrustworthy(good_fit):
     from nlid_core.report import html_report, minima_rows
 
     rows = minima_rows(fit)  # the Identify page's table and the HTML report's
-    assert [r["outcome"] for r in rows] == ["the same minimum", "another minimum"]
+    assert [r["outcome"] for r in rows] == ["the same minimum", "another minimum"] and rows[0]["cost ratio"] == "×1"
     assert rows[1]["validation fit"] == "val x 91.50 %" and "k1 " in rows[1]["parameters"]
     page = html_report(fit)
     assert "<h2>Other starts</h2>" in page and "another minimum" in page and "Verdict: <b>UNTRUSTWORTHY</b>" in page

@@ -58,9 +58,8 @@ def _fit_in_loop(args: argparse.Namespace, files: Sequence[str], columns: Any, r
                  params: Any, options: Any, progress: Any) -> Any:
     """``identify --closed-loop``: the equation-error estimate (unless the method is output error from given
     starts), then output error inside the loop driven by the ``--reference`` column."""
-    from ..closed_loop import fit_closed_loop, parse_loop
+    from ..closed_loop import identify_in_loop, parse_loop
     from ..errors import ModelSpecError
-    from ..estimate import FitOptions, identify
     from ..guard import load_record_guarded
 
     if len(records) != 1 or args.validate:
@@ -71,11 +70,7 @@ def _fit_in_loop(args: argparse.Namespace, files: Sequence[str], columns: Any, r
     loop = parse_loop(args.closed_loop)
     ref = load_record_guarded(files[0], columns={**dict(columns or {}), "x": args.reference}, units=args.units,
                               resample=args.resample, fs=args.fs, rows=args.rows, input_only=True)
-    start = params
-    if args.method != "output-error":
-        ee = identify(records, model, params=params, options=dataclasses.replace(options, method="equation-error"))
-        start = params.with_values(ee.parameters.values, clip=True)
-    return fit_closed_loop(model, start, records[0], ref.x, loop, confidence=options.confidence, progress=progress)
+    return identify_in_loop(records[0], model, params, ref.x, loop, options, progress=progress)
 
 
 def fit_single(args: argparse.Namespace, files: Sequence[str], form: Any, emit: Callable[[str], None] | None = None

@@ -342,7 +342,7 @@ def test_validate_simulates_the_run_inside_the_position_loop():
 
     model = TermModel(("m0", "c1", "fc", "f0"))
     truth = model.default_parameters().with_values({"m0": 95.0, "c1": 200.0, "fc": 20.0, "f0": -3.0})
-    t = np.arange(3000) / 1000.0
+    t = np.arange(2000) / 1000.0
     ref = 0.01 * (1 - np.cos(np.pi * t)) + 0.002 * np.sin(6 * np.pi * t)
     loop = "kp=160.18,kv=243.45,gain=35.15,limit=10,delay=1"
     sim = simulate_closed_loop(model, truth, t, ref, PositionLoop(kp=160.18, kv=243.45, gain=35.15, limit=10.0))
@@ -369,3 +369,16 @@ def test_validate_simulates_the_run_inside_the_position_loop():
     # the noise sets the force error (1 N on a force of ~20 N rms); the position follows to a fraction of a per cent
     assert check.errors["x"] < 0.5 and check.errors["f"] < 10, check.errors
     assert any("position" in m.value and "force" in m.value for m in at.markdown)
+    # fitted inside the same loop on the Identify page: a run like any other, close to the truth
+    go(at, "identify")
+    at.selectbox(key="ident_loop_reference").set_value("qg").run()
+    at.text_input(key="ident_loop_spec").set_value(loop).run()
+    at.button(key="ident_loop_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    fit = at.session_state[state.RUNS][-1].result
+    assert fit.method == "closed-loop" and fit.success, fit.message
+    assert any("closed-loop errors" in c.value for c in at.caption)
+    assert set(at.dataframe[1].value["residual"]) == {"closed-loop error"}
+    for name in ("m0", "c1", "fc"):
+        e = fit.estimate(name)
+        assert e.ci[0] <= truth[name].value <= e.ci[1] or abs(e.value / truth[name].value - 1) < 0.02, (name, e)
