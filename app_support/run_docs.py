@@ -90,6 +90,10 @@ def restore_fit(cfg: state.ModelConfig, result: Mapping[str, Any], recs: Mapping
         return dataclasses.replace(failed, method=str(result.get("method") or failed.method))
     method = cfg.options.method if cfg.options.method == "equation-error" else "output-error"
     fit = identify(records, model, params=start, options=dataclasses.replace(cfg.options, method=method))
+    if result.get("method") == "closed-loop":  # the loop and its reference are not part of a saved run
+        note = ("reopened from a saved study: saved from a fit inside a position loop, which a study does not keep;"
+                " this is open-loop output error from the saved estimates, not the loop fit")
+        return dataclasses.replace(fit, warnings=(*fit.warnings, note))
     note = "reopened from a saved study: estimated again from the saved estimates"
     return dataclasses.replace(fit, method=str(result.get("method") or fit.method), warnings=(*fit.warnings, note))
 

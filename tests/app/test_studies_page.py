@@ -520,3 +520,22 @@ def test_a_reopened_study_brings_back_its_runs_roles_and_validations(db_url, mon
     ok(other.switch_page("app_pages/studies.py").run())
     compared = next(d.value for d in other.dataframe if "parameter" in d.value.columns).set_index("parameter")
     assert compared.loc["validation RMSE (test: x)"].iloc[0].endswith(("µm", "mm"))
+
+
+def test_a_reopened_loop_fit_says_it_is_no_longer_the_loop_fit():
+    """A study keeps a run's configuration and records, not a position loop and its reference: a run fitted
+    inside a loop comes back as open-loop output error from its saved estimates, and says so."""
+    from app_support import run_docs
+    from nlid_core.estimate import FitOptions
+    from nlid_core.examples import SEED_TRUTH, make_example
+    from nlid_core.models import TermModel
+
+    rec = make_example(overrides={"duration_s": 2.0})
+    model = TermModel(("m0", "c1", "k1", "k3"))
+    params = model.default_parameters()
+    cfg = state.ModelConfig(terms=model.terms, settings=model.settings, params=params,
+                            options=FitOptions(method="two-stage"), fit_records=(rec.name,))
+    saved_values = {n: {"value": SEED_TRUTH[n]} for n in model.terms}
+    fit = run_docs.restore_fit(cfg, {"success": True, "method": "closed-loop", "parameters": saved_values},
+                               {rec.name: rec})
+    assert fit.method == "output-error" and "not the loop fit" in fit.warnings[-1]
