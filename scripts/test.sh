@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite: the type check, then the tests on three worker processes (on 2 cores:
-# the browser and server tests spend much of their time waiting, and a third worker fills that time). `bash scripts/test.sh --fast` runs the fast part (pure computation,
+# Set up, then run the whole test suite: the type check, then the tests on two worker processes. `bash scripts/test.sh --fast` runs the fast part (pure computation,
 # under 3 minutes, or the run fails); any other arguments go to pytest and skip the type check. Browser tests need Chromium: installed here with apt-get when
 # running as root on Debian/Ubuntu; elsewhere they are skipped unless chromium is on PATH (or NLID_CHROMIUM
 # points to it).
@@ -40,6 +39,6 @@ if [ "$#" -eq 0 ]; then
     .venv/bin/python -m mypy --strict --cache-dir "$cache/mypy" nlid_core
     wait "$warm"
     export NLID_TYPECHECKED=1
-    exec .venv/bin/python -m pytest -q -n 3 --dist loadfile --durations=25
+    exec .venv/bin/python -m pytest -q -n 2 --dist loadfile --durations=25
 fi
 exec .venv/bin/python -m pytest -q "$@"

@@ -143,18 +143,18 @@ def goto(pg, title: str, ready: str | None = None) -> None:  # type: ignore[no-u
                 raise
 
 
-def load_upload(pg, expect: str, *, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    """Press the Data page's load button once the chosen files are there, and wait until the sidebar shows
-    ``expect`` (a record's "name: N samples").
+def load_upload(pg, expect: str, *, timeout: float = 60.0, key: str = "load_upload") -> None:  # type: ignore[no-untyped-def]
+    """Press a load button (the Data page's by default; ``key`` names another, e.g. Home's ``load_silverbox``)
+    and wait until the sidebar shows ``expect`` (a record's "name: N samples").
 
-    On a loaded machine the press can land while the rerun that the file choice started is redrawing the
-    button, and be lost; it is pressed again only when the sidebar still lacks the record after a while,
-    so a slow load is never done twice.
+    On a loaded machine the press can land while a rerun (the one the file choice started, or the page's first)
+    is redrawing the button, and be lost; it is pressed again only when the sidebar still lacks the record
+    after a while, so a slow load is never done twice.
     """
     side = pg.locator('[data-testid="stSidebar"]')
     for attempt in range(3):
         wait_idle(pg)
-        pg.locator(".st-key-load_upload button").click()
+        pg.locator(f".st-key-{key} button").click()
         wait_idle(pg)
         if expect in wait_text(side, expect, timeout):
             return

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import shared_data_dir
 
-from .conftest import SHOTS, goto, open_tab, serve, wait_idle
+from .conftest import SHOTS, goto, load_upload, open_tab, serve, wait_idle
 
 WIDTHS = (1280, 1600)
 
@@ -30,8 +30,7 @@ def test_silverbox_broadband_evidence(browser):  # type: ignore[no-untyped-def]
         try:
             page.goto(server.url)
             wait_idle(page)
-            page.locator(".st-key-load_silverbox button").click()
-            wait_idle(page)
+            load_upload(page, "silverbox-arrow", key="load_silverbox")
             goto(page, "Nonlinearity")
             no_exception(page)
             summary = page.locator(".st-key-nl_summary")

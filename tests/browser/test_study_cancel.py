@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 
-from .conftest import choose, goto, open_tab, serve, shot, wait_idle
+from .conftest import choose, goto, load_upload, open_tab, serve, shot, wait_idle
 
 PROGRESS = '[data-testid="stProgress"]'
 
@@ -65,8 +65,7 @@ def test_design_page_on_volt_data_uses_the_record_units_and_rate(browser, silver
         try:
             pg.goto(server.url)
             wait_idle(pg)
-            pg.locator(".st-key-load_silverbox button").click()
-            wait_idle(pg)
+            load_upload(pg, "silverbox-arrow", key="load_silverbox")
             goto(pg, "Identify")
             pg.locator(".st-key-run_identification button").click()
             wait_idle(pg)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import shared_data_dir
 
-from .conftest import SHOTS, choose, goto, serve, wait_idle
+from .conftest import SHOTS, choose, goto, load_upload, serve, wait_idle
 
 WIDTHS = (1280, 1600)
 
@@ -54,8 +54,7 @@ def test_silverbox_in_volts_end_to_end(browser, tmp_path):  # type: ignore[no-un
         try:
             page.goto(server.url)
             wait_idle(page)
-            page.locator(".st-key-load_silverbox button").click()
-            wait_idle(page)
+            load_upload(page, "silverbox-arrow", key="load_silverbox")
             no_exception(page)
 
             # the page's own advice: the term check adds the offset f0, and its model validates below 0.5 mV on
