@@ -34,17 +34,31 @@ def _partners(recs: dict[str, Record], name: str) -> list[str]:
             and abs(float(r.t[-1] - rec.t[-1])) <= 1e-6 * max(abs(float(rec.t[-1])), 1.0)]
 
 
-def _spec_input(key: str, where: st.delta_generator.DeltaGenerator) -> str:
-    return where.text_input(
-        "Controller", key=key, placeholder=EXAMPLE,
+def _loop_inputs(recs: dict[str, Record], name: str, spec_key: str,
+                 ref_key: str) -> tuple[str, str, list[str], st.delta_generator.DeltaGenerator] | None:
+    """The controller field and the reference choice for record ``name``: (controller text, reference, the
+    records that could be its partners, the right-hand column); None, after saying what to load, when no record
+    could be its reference."""
+    partners = _partners(recs, name)
+    if not partners:
+        st.info(f"To use the position loop, load the file of {esc(name)} again on the Data page with its position"
+                " reference as the displacement (e.g. columns `x=qg`), with the same units. It then appears here"
+                " as the reference.")
+        return None
+    c1, c2 = st.columns(2)
+    spec = c1.text_input(
+        "Controller", key=spec_key, placeholder=EXAMPLE,
         help="KEY=VALUE pairs, as `simulate --closed-loop`: " + "; ".join(f"{k}: {v}" for k, v in LOOP_KEYS.items())
              + f". The EMPS axis: {EXAMPLE} (force in N).")
+    ref = c2.selectbox("Position reference", partners, key=ref_key,
+                       help="A record whose displacement is the loop's reference, sampled as this one.")
+    return spec, ref, partners, c2
 
 
-def _no_reference(name: str) -> None:
-    st.info(f"To use the position loop, load the file of {esc(name)} again on the Data page with its position"
-            " reference as the displacement (e.g. columns `x=qg`), with the same units. It then appears here as"
-            " the reference.")
+def _same_unit(rec: Record, other: Record, channel: str, what: str) -> None:
+    if other.unit(channel) != rec.unit(channel):
+        raise NlidError(f"{what} {other.name} is in {other.unit(channel)} and {rec.name} in {rec.unit(channel)}:"
+                        " load both with the same units")
 
 
 def identify_panel(cfg: ModelConfig, recs: dict[str, Record]) -> None:
@@ -55,14 +69,10 @@ def identify_panel(cfg: ModelConfig, recs: dict[str, Record]) -> None:
             st.info("The loop fit takes one record: choose one record to fit on the Model page.")
             return
         name = cfg.fit_records[0]
-        partners = _partners(recs, name)
-        if not partners:
-            _no_reference(name)
+        inputs = _loop_inputs(recs, name, state.IDENTIFY_LOOP_SPEC, state.IDENTIFY_LOOP_REFERENCE)
+        if inputs is None:
             return
-        c1, c2 = st.columns(2)
-        spec = _spec_input(state.IDENTIFY_LOOP_SPEC, c1)
-        ref = c2.selectbox("Position reference", partners, key=state.IDENTIFY_LOOP_REFERENCE,
-                           help="A record whose displacement is the loop's reference, sampled as this one.")
+        spec, ref, _, _ = inputs
         st.caption(f"Fits {esc(name)}'s displacement and force, each relative to its size, with the model inside the"
                    " loop driven by the reference; starts from the equation-error estimate (from the Model page's"
                    " values when the method is output error). Each evaluation is one closed-loop simulation, so this"
@@ -72,9 +82,7 @@ def identify_panel(cfg: ModelConfig, recs: dict[str, Record]) -> None:
             start = time.perf_counter()
             try:
                 loop = parse_loop(spec)
-                if reference.unit("x") != rec.unit("x"):
-                    raise NlidError(f"the reference {ref} is in {reference.unit('x')} and {name} in {rec.unit('x')}:"
-                                    " load both with the same units")
+                _same_unit(rec, reference, "x", "the reference")
                 result = jobs.run("closed-loop fit", identify_in_loop, (rec, cfg.model, cfg.params, reference.x, loop,
                                   cfg.options), key=state.IDENTIFY_LOOP_JOB, progress_arg="progress")
             except (NlidError, jobs.JobError) as exc:
@@ -98,14 +106,10 @@ def panel(run_id: int, fit: FitResult, recs: dict[str, Record], name: str) -> No
     """The expander on the Validate page (see the module notes)."""
     with st.expander("Inside the position loop (a drive axis under position control)",
                      expanded=bool(state.loop_checks_of(run_id, name))):
-        partners = _partners(recs, name)
-        if not partners:
-            _no_reference(name)
+        inputs = _loop_inputs(recs, name, state.VALIDATE_LOOP_SPEC, state.VALIDATE_LOOP_REFERENCE)
+        if inputs is None:
             return
-        c1, c2 = st.columns(2)
-        spec = _spec_input(state.VALIDATE_LOOP_SPEC, c1)
-        ref = c2.selectbox("Position reference", partners, key=state.VALIDATE_LOOP_REFERENCE,
-                           help="A record whose displacement is the loop's reference, sampled as this one.")
+        spec, ref, partners, c2 = inputs
         pulses = c2.selectbox("Additive force", [NO_PULSES] + [p for p in partners if p != ref],
                               key=state.VALIDATE_LOOP_PULSES,
                               help="A record whose force is added to the controller's (the pulses of a validation"
@@ -114,13 +118,10 @@ def panel(run_id: int, fit: FitResult, recs: dict[str, Record], name: str) -> No
         if st.button("Simulate in the loop", key=state.VALIDATE_LOOP_RUN, disabled=not spec.strip()):
             try:
                 loop = parse_loop(spec)
-                if reference.unit("x") != rec.unit("x"):
-                    raise NlidError(f"the reference {ref} is in {reference.unit('x')} and {name} in {rec.unit('x')}:"
-                                    " load both with the same units")
+                _same_unit(rec, reference, "x", "the reference")
                 extra = None if pulses == NO_PULSES else recs[pulses]
-                if extra is not None and extra.unit("f") != rec.unit("f"):
-                    raise NlidError(f"the pulses of {pulses} are in {extra.unit('f')} and {name}'s force in"
-                                    f" {rec.unit('f')}: load both with the same units")
+                if extra is not None:
+                    _same_unit(rec, extra, "f", "the additive force of")
                 check = jobs.run("closed-loop simulation", check_in_loop, (fit.model, fit.parameters, rec, reference.x,
                                  loop), {"pulses": None if extra is None else extra.f}, key=state.VALIDATE_LOOP_JOB,
                                  progress_arg="progress")
