@@ -11,7 +11,7 @@ from nlid_core.errors import NlidError
 from nlid_core.estimate import identify
 from nlid_core.figures.fits import fit_units
 from nlid_core.identifiability import rank_summary
-from nlid_core.report import covariance_text
+from nlid_core.report import baseline_text, covariance_text
 from nlid_core.verdict import judge
 
 st.title("Identify")
@@ -85,8 +85,7 @@ with st.container(key="results", border=True):
         if notes:
             st.warning("**The residual carries structure:**\n" + "\n".join(f"- {esc(n)}" for n in notes))
     if fit.baseline_fit:
-        st.caption(f"The linear model this one extends ({esc(','.join(fit.baseline_terms))}), by output error: "
-                   + esc(", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())) + ".")
+        st.caption(esc(baseline_text(fit)) + ".")
     if fit.minima:
         st.markdown("**Other starts** (the residual is not white, so the fit may have several minima):")
         tables.show(tables.minima_table(fit), key="minima_table")

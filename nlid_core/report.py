@@ -27,7 +27,7 @@ from .validation import ValidationResult
 from .verdict import judge
 
 __all__ = ["result_to_dict", "format_report", "html_report", "all_warnings", "unit_text", "covariance_kind",
-           "covariance_text", "minima_lines", "minima_rows", "minimum_to_dict"]
+           "baseline_text", "covariance_text", "minima_lines", "minima_rows", "minimum_to_dict"]
 
 
 def result_to_dict(fit: FitResult, validations: Sequence[ValidationResult] = ()) -> dict[str, Any]:
@@ -118,13 +118,20 @@ def minima_rows(fit: FitResult) -> list[dict[str, str]]:
     return rows
 
 
+def baseline_text(fit: FitResult) -> str:
+    """The sentence on the linear model the fit extends and its fit per record channel ("" when none was fitted)."""
+    if not fit.baseline_fit:
+        return ""
+    fits = ", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())
+    return f"The linear model this one extends ({','.join(fit.baseline_terms)}), by output error: {fits}"
+
+
 def minima_lines(fit: FitResult) -> list[str]:
     """The report's lines on the runs from other starts and on the linear model the fit extends (none without
     them)."""
     lines = []
     if fit.baseline_fit:
-        fits = ", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())
-        lines += ["", f"The linear model this one extends ({','.join(fit.baseline_terms)}), by output error: {fits}"]
+        lines += ["", baseline_text(fit)]
     if not fit.minima:
         return lines
     lines += ["", "Output error from other starts (the residual is not white, so the fit may have several minima):"]
@@ -335,9 +342,7 @@ def html_report(
                    + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>"
                    + "".join("<tr>" + "".join(f"<td>{escape(r[h])}</td>" for h in heads) + "</tr>" for r in minima)
                    + "</table>") if minima else ""
-    baseline = ("<p>The linear model this one extends (" + escape(",".join(fit.baseline_terms)) + "), by output error: "
-                + escape(", ".join(f"{k} fit {v:.2f} %" for k, v in fit.baseline_fit.items())) + ".</p>"
-                if fit.baseline_fit else "")
+    baseline = f"<p>{escape(baseline_text(fit))}.</p>" if fit.baseline_fit else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
 <style>
