@@ -99,7 +99,8 @@ outputs = c2.multiselect("Output-error channels (measured)", common,
 weights = {c: c2.number_input(f"weight of {c}", min_value=0.01, value=float(cfg.options.channel_weights.get(c, 1.0)),
                               key=state.key_for(state.MODEL_WEIGHT, c)) for c in outputs}
 hold = c3.selectbox("Input between samples", INPUT_HOLDS, index=INPUT_HOLDS.index(cfg.options.input_hold),
-                    key=state.MODEL_INPUT_HOLD, help="cubic: smooth excitations; foh: linear; zoh: held")
+                    key=state.MODEL_INPUT_HOLD, help="cubic: smooth excitations; foh: linear; zoh: held over each sample (a controller's output;"
+                         " equation error then balances the mean of the values held either side of a sample)")
 init = c3.selectbox("Initial state", INITIAL_STATES, index=INITIAL_STATES.index(cfg.options.initial_state),
                     key=state.MODEL_INITIAL_STATE, help="auto: at rest when the record starts at rest, else estimated")
 threshold = c1.slider("Equation error: drop samples with |f| below this fraction of max|f|", 0.0, 0.5,

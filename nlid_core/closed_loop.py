@@ -49,7 +49,7 @@ from .record import Record
 
 if TYPE_CHECKING:
     from .estimate.options import FitOptions
-    from .estimate.results import FitResult
+    from .estimate.results import FitResult, ParameterEstimate
 
 __all__ = ["ClosedLoopRun", "LoopCheck", "PositionLoop", "check_in_loop", "fit_closed_loop", "identify_in_loop",
            "parse_loop", "relative_error", "simulate_closed_loop"]
@@ -460,16 +460,37 @@ def fit_closed_loop(model: TermModel, params: ParameterSet, record: Record, refe
 def identify_in_loop(record: Record, model: TermModel, params: ParameterSet, reference: ArrayLike, loop: PositionLoop,
                      options: FitOptions, *, progress: ProgressFn | None = None) -> FitResult:
     """What ``identify --closed-loop`` and the Identify page's loop fit run: the equation-error estimate of
-    ``record`` as the start (unless ``options.method`` is output error: then ``params`` as given, fixed values and
-    bounds kept either way), then :func:`fit_closed_loop` driven by ``reference``."""
+    ``record`` as the start (of a force held over each sample, as the loop holds it; unless ``options.method`` is
+    output error: then ``params`` as given, fixed values and bounds kept either way), then :func:`fit_closed_loop`
+    driven by ``reference``. When the two disagree beyond their intervals the fit's warnings say on which
+    parameters, with both values."""
     import dataclasses
 
     from .estimate import identify
 
-    start = params
+    from .estimate.minima import differing
+
+    start, ee = params, None
     if options.method != "output-error":
         if progress is not None:
             progress("equation-error", 0.0, "the equation-error estimate, the start inside the loop")
-        ee = identify([record], model, params=params, options=dataclasses.replace(options, method="equation-error"))
+        # the loop holds its output over each sample: the equation error of a held force
+        ee = identify([record], model, params=params,
+                      options=dataclasses.replace(options, method="equation-error", input_hold="zoh"))
         start = params.with_values(ee.parameters.values, clip=True)
-    return fit_closed_loop(model, start, record, reference, loop, confidence=options.confidence, progress=progress)
+    fit = fit_closed_loop(model, start, record, reference, loop, confidence=options.confidence, progress=progress)
+    apart = differing(fit, ee) if ee is not None and ee.success and fit.success else []
+    if not apart:
+        return fit
+    assert ee is not None
+    pct = round(100 * options.confidence)
+
+    def said(e: ParameterEstimate) -> str:
+        return f"{e.value:.5g} [{e.ci[0]:.5g}, {e.ci[1]:.5g}]"
+
+    both = "; ".join(f"{n} {said(fit.estimate(n))} in the loop, {said(ee.estimate(n))} by equation error" for n in apart)
+    note = (f"the loop fit and its equation-error start disagree beyond their {pct} % intervals: {both}. The two"
+            " criteria weigh the record differently (the loop the simulated motion's force, equation error the"
+            " measured motion's), so a difference larger than both intervals is a model error the intervals do not"
+            " include: read the parameters to within that difference")
+    return dataclasses.replace(fit, warnings=(*fit.warnings, note))

@@ -172,7 +172,9 @@ def _add_identify(sub: argparse._SubParsersAction[Any]) -> argparse.ArgumentPars
     ident.add_argument("--initial-state", default="auto", choices=INITIAL_STATES,
                        help="initial state per record: estimated, at rest, first sample, or auto (rest when the"
                             " record starts at rest, else estimated)")
-    ident.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS, help="force reconstruction between samples")
+    ident.add_argument("--input-hold", default="cubic", choices=INPUT_HOLDS,
+                       help="force reconstruction between samples (zoh: held over each sample, as a controller's"
+                            " output; equation error then balances the mean of the values held either side)")
     ident.add_argument("--sample-step", type=_count, default=1, help="use every k-th sample in the residual")
     ident.add_argument("--force-threshold", type=_nonnegative, default=0.0,
                        help="equation error: drop samples with |f| below this fraction of max|f|")

@@ -22,8 +22,8 @@ from ..record import Record
 from .options import FitOptions, ProgressFn
 from .results import FitResult, Minimum
 
-__all__ = ["AS_GOOD", "START_FACTORS", "WORSE_THAN_LINEAR", "baseline_fit", "explore_minima", "rivals", "same_minimum",
-           "wanted", "worse_than_baseline"]
+__all__ = ["AS_GOOD", "START_FACTORS", "WORSE_THAN_LINEAR", "baseline_fit", "differing", "explore_minima", "rivals",
+           "same_minimum", "wanted", "worse_than_baseline"]
 
 #: The starts: every free parameter of the final fit times these factors.
 START_FACTORS = (0.5, 2.0)
@@ -39,16 +39,23 @@ def wanted(final: FitResult) -> bool:
             and any(not m.whiteness.white for m in final.metrics))
 
 
-def same_minimum(a: FitResult, b: FitResult) -> bool:
-    """Whether every free parameter of ``b`` lies within the combined intervals of ``a`` and ``b``."""
+def differing(a: FitResult, b: FitResult) -> list[str]:
+    """The free parameters of ``a`` whose value in ``b`` lies outside the combined intervals of ``a`` and ``b``
+    (their intervals do not overlap)."""
+    out = []
     for ea in a.estimates:
         if not ea.vary:
             continue
         eb = b.estimate(ea.name)
         half = (ea.ci[1] - ea.ci[0]) / 2 + (eb.ci[1] - eb.ci[0]) / 2
         if not (math.isfinite(half) and abs(ea.value - eb.value) <= half):
-            return False
-    return True
+            out.append(ea.name)
+    return out
+
+
+def same_minimum(a: FitResult, b: FitResult) -> bool:
+    """Whether every free parameter of ``b`` lies within the combined intervals of ``a`` and ``b``."""
+    return not differing(a, b)
 
 
 def explore_minima(recs: Sequence[Record], model: TermModel, final: FitResult, opts: FitOptions,
