@@ -49,7 +49,9 @@ def _loop_inputs(recs: dict[str, Record], name: str, spec_key: str,
     spec = c1.text_input(
         "Controller", key=spec_key, placeholder=EXAMPLE,
         help="KEY=VALUE pairs, as `simulate --closed-loop`: " + "; ".join(f"{k}: {v}" for k, v in LOOP_KEYS.items())
-             + f". The EMPS axis: {EXAMPLE} (force in N).")
+             + f". The EMPS axis: {EXAMPLE} (force in N); its benchmark's script runs the controller on the clock"
+               " period=0.000999983961121758 (one time-stamp difference, t(10) − t(9)): add it to reproduce the"
+               " published errors.")
     ref = c2.selectbox("Position reference", partners, key=ref_key,
                        help="A record whose displacement is the loop's reference, sampled as this one.")
     return spec, ref, partners, c2

@@ -433,6 +433,22 @@ def test_static_equilibrium_of_a_linear_mount_law_matches_the_small_load_solutio
     assert np.abs(q - q_lin).max() > 0  # not identical: the kinematics are not linearised
 
 
+def test_an_equilibrium_with_a_rounding_residual_is_found_where_it_starts():
+    """The preset table with every DOF held but one translation (a sweep rig): at the start the free DOF's force is
+    rounding (1e-30 N beside 1e3 N of gravity on the held ones), no Newton step can reduce it, and the start is the
+    equilibrium. Every DOF freed alone has one; before, the two horizontal ones were refused, and with them
+    ``experiments --preset platform``."""
+    from nlid_core.mdof.presets import platform as preset
+
+    model = preset()
+    theta = model.parameters().values
+    for dof in model.dof_names:
+        held = model.held_mask([d for d in model.dof_names if d != dof])
+        q, ok, msg = equilibrium.static_equilibrium(model.layout, np.zeros(6), theta, held=held)
+        assert ok, (dof, msg)
+        assert np.all(q[held] == 0.0)
+
+
 # ----------------------------------------------------------------------------- held DOFs
 def test_platform_held_but_z_is_a_mass_on_the_vertical_springs():
     lay, theta = platform(linear_laws(), g=0.0)

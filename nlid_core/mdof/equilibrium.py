@@ -71,11 +71,13 @@ def static_equilibrium(layout: Layout, u: ArrayLike | None, theta: ArrayLike, q0
     th = _vector(theta, layout.n_params, "theta")
     free = ~held_mask(layout, held)
     res, tangent, _ = _static_tangent(layout, q, uu, th)
+    # forces below this are rounding: the loads and gravity at the start, on every DOF (held ones too), times 1e-13
+    tiny = 1e-13 * max(float(np.max(np.abs(res), initial=0.0)), float(np.max(np.abs(uu), initial=0.0)))
     for it in range(max_iter):
         if gimbal_locked(layout, q):
             return q, False, f"the pitch angle reached ±90° (gimbal lock) at Newton iteration {it}"
         r_f = res[free]
-        if not np.any(r_f):
+        if not np.any(np.abs(r_f) > tiny):
             return q, True, f"equilibrium found after {it} Newton iteration(s) (zero residual)"
         try:
             step = np.linalg.solve(tangent[np.ix_(free, free)], -r_f)
