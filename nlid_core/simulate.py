@@ -434,8 +434,7 @@ def simulate_reference(
 
     def call(tau: float, y: FloatArray, want: bool) -> FloatArray:
         ydot = np.zeros(nst)
-        evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), np.array([finput(tau)]), theta, *args, want, ydot, jy,
-                     jp, *work)
+        evaluate.rhs_call(y, np.array([finput(tau)]), theta, args, want, ydot, jy, jp, *work)
         return ydot
 
     def rhs(tau: float, y: FloatArray) -> FloatArray:

@@ -28,14 +28,19 @@ column driving DOF i (−1: none; ``HELD``: the DOF is locked, q̈_i = 0 and its
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike, NDArray
 
 # the codes rhs returns, defined in status (re-exported for the integrators)
 from ..status import DIVERGED as DIVERGED, NEWTON_FAILED as NEWTON_FAILED, NONPOSITIVE_MASS as NONPOSITIVE_MASS
 from ..status import GIMBAL_LOCK as GIMBAL_LOCK, OK as OK, STIFF as STIFF
 from ..terms.vm import run_program
 from .rigid import body_prepare, body_solve, mount_row
+
+FloatArray = NDArray[np.float64]
 
 #: ``dof_in`` of a DOF the rig holds (locked: q̈ = 0); −1 is a DOF without input, k >= 0 the input column.
 HELD = -2
@@ -174,6 +179,32 @@ def rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, w
             for c in range(npar):
                 jp[n + i, c] = (jp[n + i, c] - acc * dmp[i, c]) / m
     return OK
+
+
+@njit(cache=True, error_model="numpy")
+def _rhs_with_jacobians(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, ydot, jy, jp,  # type: ignore[no-untyped-def]
+                        mass, dmy, dmp):
+    return rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, True, ydot, jy, jp, mass, dmy,
+               dmp)
+
+
+@njit(cache=True, error_model="numpy")
+def _rhs_alone(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, ydot, jy, jp,  # type: ignore[no-untyped-def]
+               mass, dmy, dmp):
+    return rhs(y, u, theta, n, elem, pidx, op, ia, ib, idst, reg, outs, dof_in, body, False, ydot, jy, jp, mass, dmy,
+               dmp)
+
+
+def rhs_call(y: ArrayLike, u: ArrayLike, theta: ArrayLike, args: tuple[Any, ...], want: bool, ydot: FloatArray,
+             jy: FloatArray, jp: FloatArray, mass: FloatArray, dmy: FloatArray, dmp: FloatArray) -> int:
+    """:func:`rhs` from Python (``args`` a plan's :meth:`~nlid_core.dynamics.model.Plan.args`); its status.
+
+    The integrators call :func:`rhs` with a literal ``want``, which compiles one version for each value; a Python
+    ``bool``, or an input that is strided or read-only, would compile yet another of the whole tree (tens of
+    seconds for a rigid body). This reaches the integrators' two versions, with the inputs as they take them."""
+    fn: Any = _rhs_with_jacobians if want else _rhs_alone
+    return int(fn(np.require(y, np.float64, ("C", "W")), np.require(u, np.float64, ("C", "W")),
+                  np.require(theta, np.float64, ("C", "W")), *args, ydot, jy, jp, mass, dmy, dmp))
 
 
 @njit(cache=True, inline="always")

@@ -149,13 +149,20 @@ def status_text(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | N
                         " parameters or the initial state make the model unstable for this input"), tf
 
 
+def _c(a: ArrayLike) -> FloatArray:
+    """``a`` as the kernels take it: float64, C-contiguous and writeable. A read-only or strided array is a
+    different type to numba, and each type compiles the whole kernel tree again (tens of seconds apiece)."""
+    return np.require(a, np.float64, ("C", "W"))
+
+
 def plan_rate(p: Plan, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> float:
     """Spectral radius of ∂ẏ/∂y at one state (0 when the model cannot be evaluated there)."""
     nst, npar, n = p.n_states, theta.size, p.n_dof
     ydot = np.zeros(nst)
     jy = np.zeros((nst, nst))
     jp = np.zeros((nst, npar))
-    code = evaluate.rhs(y0, u0, theta, *p.args(), True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)), np.zeros((n, npar)))
+    code = evaluate.rhs_call(y0, u0, theta, p.args(), True, ydot, jy, jp, np.zeros(n), np.zeros((n, nst)),
+                             np.zeros((n, npar)))
     return float(evaluate.spectral_radius(jy)) if code == evaluate.OK else 0.0
 
 
@@ -191,6 +198,7 @@ def run_plan(p: Plan, t: FloatArray, coef: FloatArray, theta: FloatArray, y: Flo
     """
     nst = p.n_states
     args = p.args()
+    t, coef, theta, y, s0, lim = _c(t), _c(coef), _c(theta), _c(y), _c(s0), _c(lim)
     used = method
     code, idx, steps = evaluate.OK, t.size, 0
     nsub = 0

@@ -345,8 +345,8 @@ class Model:
         nst, npar, n = self.n_states, self.n_params, self.n_dof
         ydot, jy, jp, mass = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar)), np.zeros(n)
         uu = np.zeros(n) if u is None else np.ascontiguousarray(u, dtype=np.float64)
-        code = evaluate.rhs(np.ascontiguousarray(y, dtype=np.float64), uu, np.ascontiguousarray(theta, dtype=np.float64),
-                            *p.args(), True, ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
+        code = evaluate.rhs_call(y, uu, theta, p.args(), True, ydot, jy, jp, mass, np.zeros((n, nst)),
+                                 np.zeros((n, npar)))
         return ydot, jy, jp, mass, int(code)
 
     def steady_states(self, q0: FloatArray, qd0: FloatArray, theta: FloatArray) -> FloatArray:

@@ -124,8 +124,9 @@ def integrate_sdirk(t, coef, y0, theta, s0, want, out_idx, limits, rtol, atol,  
     piv = np.zeros(nst, dtype=np.int64)
     h = 0.0
     nsteps = 0
+    jac = ns < 0  # False as a plain bool: a literal would compile another _at_sample than RK4's
     for i in range(ns):
-        status = _at_sample(i, t, coef, y, s, theta, want, False, out_idx, limits, n, elem, pidx, op, ia, ib, idst,
+        status = _at_sample(i, t, coef, y, s, theta, want, jac, out_idx, limits, n, elem, pidx, op, ia, ib, idst,
                             reg, outs, dof_in, body, work, yout, qdd, sens)
         if status != OK:
             return yout, qdd, sens, status, i, nsteps

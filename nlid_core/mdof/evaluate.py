@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..dynamics.evaluate import rhs
+from ..dynamics.evaluate import rhs_call
 from ..dynamics.rigid import GIMBAL_COS
 from ..errors import ModelSpecError
 from ..status import DIVERGED, GIMBAL_LOCK, NONPOSITIVE_MASS, OK, STIFF
@@ -66,7 +66,7 @@ def state_at(layout: Layout, y: FloatArray, u: FloatArray, theta: FloatArray, he
     ydot, jy, jp = np.zeros(nst), np.zeros((nst, nst)), np.zeros((nst, npar))
     mass = np.zeros(n)
     args = plan.args()
-    code = rhs(y, u, th, *args, bool(want), ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
+    code = rhs_call(y, u, th, args, bool(want), ydot, jy, jp, mass, np.zeros((n, nst)), np.zeros((n, npar)))
     body = args[-1]
     full = np.diag(mass) if body is None else body[5][0].copy()
     return ydot, jy, mp.fold(jp), int(code), full
