@@ -304,6 +304,10 @@ def test_cli_writes_experiments_identifies_and_simulates(tmp_path: Path, capsys)
                  "--quiet"]) == 0
     header = sim.read_text().splitlines()[0]
     assert header.startswith("t [s],x1 [m],x2 [m],x1_dot [m/s]")
+    # the README's six-DOF walk starts here: every sweep holds five DOFs at a start whose force is rounding
+    plat = tmp_path / "plat"
+    assert main(["experiments", "--preset", "platform", "--duration", "1", "--out", str(plat), "--quiet"]) == 0
+    assert {f"sweep_{d}.csv" for d in ("x", "y", "z", "phi", "theta", "psi")} <= {p.name for p in plat.iterdir()}
     capsys.readouterr()
     (tmp_path / "bad.toml").write_text("[[dof]]\nname='x1'\n[[connection]]\nname='s'\nbetween=['x1','x7']\nterms=['k1']\n")
     assert main(["identify", str(out / "multi1.csv"), "--model", str(tmp_path / "bad.toml")]) == 2
