@@ -23,8 +23,9 @@ The controller's clock is the record's mean spacing unless ``period`` sets it. T
 its period from a single time-stamp difference, ``t(10) − t(9)`` = 0.999983961 ms on the estimation record,
 whose mean spacing is 1 ms exactly; its simulated time therefore falls behind the record by 0.4 ms (0.4 sample)
 over the 24.84 s, and it is compared with the record sample by sample. That lag is most of its published
-position error: with ``period=0.000999983961121758`` this loop gives position 0.01375 % and force 5.848 %
-(published 0.013752 % and 5.848 %); on the record's own clock the position error is 0.0016 %.
+position error: with ``period=0.000999983961121758`` this loop gives position 0.01375 % and force 5.84 %
+(published 0.013752 % and 5.848 %; Coulomb friction smoothed over 1e-5 m/s); on the record's own clock the
+position error is 0.0016 %.
 
 :func:`relative_error` is the benchmark's metric, ``100·‖y − ŷ‖/‖y‖`` over the samples from ``start`` on
 (50 in the benchmark).
@@ -467,7 +468,6 @@ def identify_in_loop(record: Record, model: TermModel, params: ParameterSet, ref
     import dataclasses
 
     from .estimate import identify
-
     from .estimate.minima import differing
 
     start, ee = params, None
