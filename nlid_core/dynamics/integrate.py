@@ -149,12 +149,6 @@ def status_text(code: int, t: FloatArray, idx: int) -> tuple[str, str, float | N
                         " parameters or the initial state make the model unstable for this input"), tf
 
 
-def _c(a: ArrayLike) -> FloatArray:
-    """``a`` as the kernels take it: float64, C-contiguous and writeable. A read-only or strided array is a
-    different type to numba, and each type compiles the whole kernel tree again (tens of seconds apiece)."""
-    return np.require(a, np.float64, ("C", "W"))
-
-
 def plan_rate(p: Plan, y0: FloatArray, theta: FloatArray, u0: FloatArray) -> float:
     """Spectral radius of ∂ẏ/∂y at one state (0 when the model cannot be evaluated there)."""
     nst, npar, n = p.n_states, theta.size, p.n_dof
@@ -195,10 +189,13 @@ def run_plan(p: Plan, t: FloatArray, coef: FloatArray, theta: FloatArray, y: Flo
     ``s0`` holds the initial sensitivities (columns: the parameters, then any initial states); ``out_idx`` indexes
     ``[y, q̈]``; ``lim`` bounds every state. ``substeps`` is the RK4 substep count (``auto`` still takes SDIRK4 above
     ``RK4_EFFICIENT_SUBSTEPS``); ``substeps`` of the result is 0 when SDIRK4 ran.
+
+    The arrays go to the kernels as they are (this runs once per sample inside a control loop): float64,
+    C-contiguous and writeable, as callers build them. A read-only or strided one is another type to numba, and
+    each type compiles the whole kernel tree again (tens of seconds for a rigid body).
     """
     nst = p.n_states
     args = p.args()
-    t, coef, theta, y, s0, lim = _c(t), _c(coef), _c(theta), _c(y), _c(s0), _c(lim)
     used = method
     code, idx, steps = evaluate.OK, t.size, 0
     nsub = 0

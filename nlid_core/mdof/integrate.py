@@ -135,7 +135,8 @@ def simulate(
         Wrong sizes, non-finite values, bad indices or options.
     """
     n, npar = layout.n_dof, layout.n_params
-    t_arr = np.ascontiguousarray(t, dtype=np.float64).reshape(-1)
+    # writeable: a record's read-only time vector is another type to the kernels, compiled again in full
+    t_arr = np.require(np.asarray(t, dtype=np.float64).reshape(-1), requirements=("C", "W"))
     if t_arr.size < 2 or not np.all(np.isfinite(t_arr)) or not np.all(np.diff(t_arr) > 0):
         raise ModelSpecError(f"`t` must be finite and strictly increasing with >= 2 samples; got {t_arr.size} values")
     u_arr = np.zeros((t_arr.size, 0)) if u is None else np.asarray(u, dtype=np.float64)
